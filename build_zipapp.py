@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Build majordomus.pyz: majordomus.py, __main__.py, schema/ and share/allow/ in one file.
+
+Reproducible: entries sorted, timestamps and permissions fixed, so two builds of the same
+tree are byte-identical. Usage: python3 build_zipapp.py [OUTPUT]
+"""
+import os
+import sys
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAIN = b"import sys\nimport majordomus\nsys.exit(majordomus.main())\n"
+STAMP = (1980, 1, 1, 0, 0, 0)
+
+
+def entries():
+    """(archive name, bytes) of everything the archive carries, sorted by name."""
+    found = {"__main__.py": MAIN}
+    with open(os.path.join(HERE, "majordomus.py"), "rb") as handle:
+        found["majordomus.py"] = handle.read()
+    for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",))):
+        for name in sorted(os.listdir(os.path.join(HERE, folder))):
+            if name.endswith(suffixes):
+                with open(os.path.join(HERE, folder, name), "rb") as handle:
+                    found["%s/%s" % (folder, name)] = handle.read()
+    return sorted(found.items())
+
+
+def build(output):
+    temporary = output + ".tmp"
+    with open(temporary, "wb") as raw:
+        raw.write(b"#!/usr/bin/env python3\n")
+        with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, data in entries():
+                info = zipfile.ZipInfo(name, date_time=STAMP)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                info.create_system = 3
+                archive.writestr(info, data)
+    os.chmod(temporary, 0o755)
+    os.replace(temporary, output)
+    return output
+
+
+if __name__ == "__main__":
+    target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "majordomus.pyz")
+    print(build(target))

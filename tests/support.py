@@ -1,0 +1,267 @@
+"""Shared helpers for the test suite: scratch repositories, spawning the real program."""
+import hashlib
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYZ = os.path.join(ROOT, "majordomus.pyz")
+PY = os.path.join(ROOT, "majordomus.py")
+SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
+    os.path.dirname(ROOT), "shared", "fixtures", "skeleton")
+PYTHON = sys.executable
+ENTRIES = {"pyz": PYZ, "py": PY}
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+def base_env(extra=None):
+    env = dict(os.environ)
+    env.update(GIT_ENV)
+    env.pop("MAJORDOMUS_LOG", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git(repo, *args, check=True):
+    """Run git in repo; return stdout as text."""
+    p = subprocess.run(["git", "-C", repo] + list(args), env=base_env(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and p.returncode != 0:
+        raise AssertionError("git %s failed: %s" % (" ".join(args), p.stderr.decode()))
+    return p.stdout.decode("utf-8", "replace")
+
+
+def write(repo, rel, data):
+    """Write data (str or bytes) at repo/rel, creating directories."""
+    path = os.path.join(repo, rel)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def copy_tree(src, dst):
+    """Copy a (possibly read-only) tree so that the copy is writable."""
+    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    for dirpath, dirnames, filenames in os.walk(dst):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
+    os.chmod(dst, os.stat(dst).st_mode | stat.S_IWUSR)
+
+
+class Scratch:
+    """A temporary directory removed at cleanup; use via make_repo/tempdir."""
+
+
+def tempdir(testcase):
+    d = tempfile.mkdtemp(prefix="mj-test-")
+    testcase.addCleanup(shutil.rmtree, d, True)
+    return d
+
+
+def make_repo(testcase, files=None, skeleton=True, commit=True, git_init=True, name="repo"):
+    """A scratch repository under a temp dir: the skeleton fixture plus files, committed."""
+    repo = os.path.join(tempdir(testcase), name)
+    os.makedirs(repo)
+    if skeleton:
+        copy_tree(SKELETON, repo)
+    for rel, data in (files or {}).items():
+        write(repo, rel, data)
+    if git_init:
+        git(repo, "init", "-q", "-b", "main")
+        if commit:
+            commit_all(repo)
+    return os.path.realpath(repo)
+
+
+def commit_all(repo, message="commit"):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", message)
+
+
+def command(via="pyz"):
+    return [PYTHON, ENTRIES[via]]
+
+
+def run(args, cwd, via="pyz", input=None, env=None, timeout=60):
+    """Run the program; return CompletedProcess with bytes stdout/stderr."""
+    return subprocess.run(command(via) + list(args), cwd=cwd, input=input,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=base_env(env), timeout=timeout)
+
+
+def snapshot(repo):
+    """Everything §12 says a session must leave byte-identical."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(repo):
+        for name in sorted(dirnames + filenames):
+            files.append(os.path.relpath(os.path.join(dirpath, name), repo))
+    tracked = git(repo, "ls-files", "-z").split("\0")
+    digest = hashlib.sha256()
+    for rel in sorted(t for t in tracked if t):
+        p = os.path.join(repo, rel)
+        if os.path.isfile(p) and not os.path.islink(p):
+            with open(p, "rb") as f:
+                digest.update(rel.encode() + b"\0" + f.read() + b"\0")
+    index = os.path.join(repo, ".git", "index")
+    with open(index, "rb") as f:
+        index_bytes = f.read()
+    return {
+        "status": git(repo, "status", "--porcelain"),
+        "ls_files": git(repo, "ls-files", "-s"),
+        "tracked_hash": digest.hexdigest(),
+        "index_mtime": os.stat(index).st_mtime_ns,
+        "index_bytes": hashlib.sha256(index_bytes).hexdigest(),
+        "files": sorted(files),
+    }
+
+
+class McpSession:
+    """A real `majordomus mcp` child over pipes."""
+
+    def __init__(self, repo, via="pyz", args=(), env=None):
+        self.proc = subprocess.Popen(command(via) + ["mcp"] + list(args), cwd=repo,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=base_env(env))
+        self._stderr = []
+        self._t = threading.Thread(target=self._drain, daemon=True)
+        self._t.start()
+        self._next = 1
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def stderr(self):
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def send_raw(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, obj):
+        self.send_raw(json.dumps(obj).encode("utf-8") + b"\n")
+
+    def recv_line(self, timeout=30):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("no answer; stderr: " + self.stderr())
+        return line
+
+    def recv(self):
+        return json.loads(self.recv_line())
+
+    def request(self, method, params=None, id=None):
+        if id is None:
+            id = self._next
+            self._next += 1
+        msg = {"jsonrpc": "2.0", "id": id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return self.recv()
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def close(self, timeout=10):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        rc = self.proc.wait(timeout)
+        self.proc.stdout.close()
+        self._t.join(5)
+        return rc
+
+
+class HttpServer:
+    """A real `majordomus serve --port 0` child; .port is the bound port."""
+
+    def __init__(self, repo, via="pyz", args=(), env=None):
+        self.proc = subprocess.Popen(command(via) + ["serve", "--port", "0"] + list(args),
+                                     cwd=repo, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=base_env(env))
+        self._stderr = []
+        self.port = None
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            self._stderr.append(line)
+            text = line.decode("utf-8", "replace")
+            if "listening on http://" in text:
+                addr = text.split("listening on http://", 1)[1].split()[0]
+                self.host, port = addr.rsplit(":", 1)
+                self.port = int(port)
+                break
+        if self.port is None:
+            self.proc.kill()
+            raise AssertionError("server did not start: " + self.stderr())
+        self._t = threading.Thread(target=self._drain, daemon=True)
+        self._t.start()
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def stderr(self):
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def request(self, method, path, headers=None, body=None, timeout=30):
+        """One request on a fresh connection: (status, headers dict lower-cased, body bytes)."""
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            data = resp.read()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, data
+        finally:
+            conn.close()
+
+    def get_json(self, path):
+        status, headers, body = self.request("GET", path)
+        return status, json.loads(body.decode("utf-8")) if body else None
+
+    def stop(self, sig=None):
+        import signal
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig or signal.SIGTERM)
+        rc = self.proc.wait(15)
+        self.proc.stdout.close()
+        self._t.join(5)
+        return rc
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
