@@ -358,8 +358,9 @@ class AllowList:
 
     def compile(self, where="share/allow/%s.txt"):
         try:
+            # fullmatch: a pattern written without ^…$ is still anchored.
             self._matcher = re.compile("|".join("(?:%s)" % p for p in self.patterns)
-                                       or "(?!)").match
+                                       or "(?!)").fullmatch
         except re.error:
             for pattern in self.patterns:
                 try:

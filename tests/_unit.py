@@ -1,0 +1,33 @@
+"""Run unittest modules under this interpreter; the last stdout line is a JSON summary.
+
+Usage: python tests/_unit.py [MODULE ...]   (default: discover tests/test_*.py)
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))
+
+
+def main(names):
+    loader = unittest.TestLoader()
+    if names:
+        suite = unittest.TestSuite(loader.loadTestsFromName(n) for n in names)
+    else:
+        suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    summary = {"python": sys.version.split()[0], "run": result.testsRun,
+               "passed": result.testsRun - failed - skipped, "failed": failed,
+               "skipped": skipped,
+               "failures": [str(test) for test, _ in result.failures + result.errors]}
+    sys.stdout.write("RESULT " + json.dumps(summary) + "\n")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

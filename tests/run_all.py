@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""The one test command: build the zipapp, then run every test and print `N passed, N failed`.
+
+  1. python3 build_zipapp.py (twice, and the two archives must be byte-identical);
+  2. a virtual environment .venv/ (gitignored) with the official MCP SDK and an OpenAPI
+     validator, for the tests that need a real client;
+  3. the unittest suite (tests/test_*.py) under every CPython 3.9-3.13 found on the machine
+     (pyenv versions, or python3.X on PATH), two interpreters at a time;
+  4. the SDK client test and the OpenAPI validation under the virtual environment;
+  5. the bash cases test/cases/*.sh against the built majordomus.pyz.
+Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import support  # noqa: E402
+
+VENV = os.path.join(ROOT, ".venv")
+VENV_PACKAGES = ["mcp", "openapi-spec-validator"]
+MINORS = range(9, 14)
+
+
+def say(text):
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.notes = []
+
+    def add(self, passed, failed, skipped=0, note=None):
+        self.passed += passed
+        self.failed += failed
+        self.skipped += skipped
+        if note:
+            self.notes.append(note)
+
+
+def build(tally):
+    """Two builds must be byte-identical; the second one is the artifact under test."""
+    digests = []
+    for target in (os.path.join(tempfile.mkdtemp(prefix="mj-build-"), "a.pyz"),
+                   os.path.join(ROOT, "majordomus.pyz")):
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "build_zipapp.py"), target],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            say(proc.stdout.decode("utf-8", "replace"))
+            tally.add(0, 1, note="build failed")
+            return False
+        with open(target, "rb") as handle:
+            digests.append(hashlib.sha256(handle.read()).hexdigest())
+    same = digests[0] == digests[1]
+    say("build: majordomus.pyz %s (reproducible: %s)" % (digests[1][:12], "yes" if same else "NO"))
+    tally.add(int(same), int(not same), note=None if same else "the build is not reproducible")
+    return True
+
+
+def interpreters():
+    """(found: [(version, path)], missing: [minor]) for CPython 3.9-3.13."""
+    roots = []
+    try:
+        roots.append(subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL).stdout.decode().strip())
+    except OSError:
+        pass
+    found, missing = [], []
+    for minor in MINORS:
+        path = None
+        for root in filter(None, roots):
+            candidates = sorted(glob.glob(os.path.join(root, "versions", "3.%d.*" % minor,
+                                                       "bin", "python3.%d" % minor)))
+            if candidates:
+                path = candidates[-1]
+        path = path or shutil.which("python3.%d" % minor)
+        if path:
+            version = subprocess.run([path, "-c", "import sys; print(sys.version.split()[0])"],
+                                     stdout=subprocess.PIPE).stdout.decode().strip()
+            found.append((version, path))
+        else:
+            missing.append("3.%d" % minor)
+    if not found:
+        found.append((sys.version.split()[0], sys.executable))
+    return found, missing
+
+
+def run_unit(python, modules=(), env=None):
+    """Run tests/_unit.py under `python`; (summary dict, full output)."""
+    proc = subprocess.run([python, os.path.join(ROOT, "tests", "_unit.py")] + list(modules),
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=dict(os.environ, **(env or {})))
+    output = proc.stdout.decode("utf-8", "replace")
+    for line in reversed(output.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):]), output
+    return {"python": python, "passed": 0, "failed": 1, "skipped": 0,
+            "failures": ["the test process died (exit %d)" % proc.returncode]}, output
+
+
+def report_unit(tally, label, summary, output, started):
+    say("%s: %d passed, %d failed, %d skipped (%.1fs)" % (
+        label, summary["passed"], summary["failed"], summary["skipped"], time.time() - started))
+    if summary["failed"]:
+        say(output[-20000:])
+    tally.add(summary["passed"], summary["failed"], summary["skipped"])
+
+
+def venv_python(tally):
+    """The virtual environment's interpreter, with the test-only packages installed."""
+    python = os.path.join(VENV, "bin", "python")
+    stamp = os.path.join(VENV, ".majordomus-packages")
+    wanted = " ".join(VENV_PACKAGES)
+    try:
+        with open(stamp) as handle:
+            if handle.read() == wanted and os.path.exists(python):
+                return python
+    except OSError:
+        pass
+    steps = [[sys.executable, "-m", "venv", "--clear", VENV],
+             [python, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+             + VENV_PACKAGES]
+    for step in steps:
+        proc = subprocess.run(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            say("venv: `%s` failed:\n%s" % (" ".join(step[:4]),
+                                             proc.stdout.decode("utf-8", "replace")[-3000:]))
+            tally.add(0, 1, note="the test virtual environment could not be set up")
+            return None
+    with open(stamp, "w") as handle:
+        handle.write(wanted)
+    return python
+
+
+def run_cases(tally, python):
+    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton."""
+    cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
+    passed = failed = 0
+    started = time.time()
+    for case in cases:
+        scratch = tempfile.mkdtemp(prefix="mj-case-")
+        try:
+            repo = os.path.join(scratch, "repo")
+            support.copy_tree(support.SKELETON, repo)
+            support.git(repo, "init", "-q", "-b", "main")
+            support.commit_all(repo, "skeleton")
+            env = support.base_env({"MAJORDOMUS": os.path.join(ROOT, "majordomus.pyz"),
+                                    "PYTHON": python, "SKELETON": support.SKELETON})
+            try:
+                proc = subprocess.run(["bash", case], cwd=repo, env=env, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      timeout=300)
+                code, output = proc.returncode, proc.stdout.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired as exc:
+                code, output = -1, "timed out after 300 s\n" + (exc.output or b"").decode(
+                    "utf-8", "replace")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        name = os.path.basename(case)
+        if code == 0:
+            passed += 1
+            last = output.strip().splitlines()[-1:] or [""]
+            say("  case %s: ok %s" % (name, last[0][:100]))
+        else:
+            failed += 1
+            say("  case %s: FAILED (exit %d)\n%s" % (name, code, output[-6000:]))
+    say("cases: %d passed, %d failed (%.1fs)" % (passed, failed, time.time() - started))
+    tally.add(passed, failed)
+
+
+def main():
+    fast = "--fast" in sys.argv[1:]
+    tally = Tally()
+    began = time.time()
+    if not build(tally):
+        say("%d passed, %d failed" % (tally.passed, tally.failed))
+        return 1
+    if fast:
+        found, missing = [(sys.version.split()[0], sys.executable)], []
+    else:
+        found, missing = interpreters()
+    say("interpreters: %s%s" % (", ".join(v for v, _ in found),
+                                "; not on this machine: " + ", ".join(missing) if missing else ""))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        started = time.time()
+        futures = [(version, pool.submit(run_unit, path)) for version, path in found]
+        venv = venv_python(tally)
+        for version, future in futures:
+            summary, output = future.result()
+            report_unit(tally, "unittest python %s" % version, summary, output, started)
+    if venv:
+        started = time.time()
+        summary, output = run_unit(venv, ["sdk_client_test", "test_http.OpenApiTest"],
+                                   {"MAJORDOMUS_REQUIRE_VALIDATOR": "1"})
+        report_unit(tally, "venv (mcp SDK, openapi-spec-validator)", summary, output, started)
+    run_cases(tally, sys.executable)
+    for note in tally.notes:
+        say("note: " + note)
+    say("total time %.1fs" % (time.time() - began))
+    tail = ", %d skipped" % tally.skipped if tally.skipped else ""
+    say("%d passed, %d failed%s" % (tally.passed, tally.failed, tail))
+    return 0 if tally.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
