@@ -124,6 +124,8 @@ def _scalar(text, line):
             quoted, value = _unquoted(element.strip(" \t"))
             items.append(value if quoted else _typed(value))
         return items
+    if "#" not in text and text[0] not in "\"'":
+        return _typed(text)   # the common plain value: nothing to unquote or strip
     quoted, value = _unquoted(text)
     if quoted:
         return value
@@ -201,21 +203,24 @@ class _SubsetReader:
 def parse_subset(text):
     """Parse the layer's YAML subset (§3.1–§3.3) into a mapping; raise SubsetError."""
     reader = _SubsetReader()
-    ctx = {0: ""}
-    pend = {}
-    for number, raw in enumerate(text.split("\n"), 1):
-        if raw.endswith("\r"):
+    # §3.2's tables, indexed by level = indentation / 2; None marks an absent entry.
+    ctx, pend = [""], []
+    number = 0
+    for raw in text.split("\n"):
+        number += 1
+        if raw[-1:] == "\r":
             raw = raw[:-1]
         if "\t" in raw:
             raise SubsetError("tab character on line %d" % number)
         content = raw.lstrip(" ")
-        if not content or content[0] == "#" or content.rstrip() == "---":
+        if not content or content[0] == "#" or (content[0] == "-" and content.rstrip() == "---"):
             continue
         indent = len(raw) - len(content)
-        if indent % 2:
+        if indent & 1:
             raise SubsetError("odd indentation on line %d" % number)
-        if content == "-" or content.startswith("- "):
-            parent = pend.get(indent)
+        level = indent >> 1
+        if content[0] == "-" and (content == "-" or content[1] == " "):
+            parent = pend[level] if level < len(pend) else None
             if parent is None:
                 raise SubsetError("list item without a parent key on line %d" % number)
             path = reader.next_item(parent)
@@ -224,38 +229,50 @@ def parse_subset(text):
             if key is None:
                 reader.leaf(path, _scalar(item, number) if item else "", number)
                 continue
-            # A mapping item: its keys sit two columns deeper than the dash.
+            # A mapping item: its keys sit one level (two columns) deeper than the dash.
             reader.mapping_item(path, number)
-            for depth in [d for d in ctx if d > indent + 2]:
-                del ctx[depth]
-            for depth in [d for d in pend if d >= indent + 2]:
-                del pend[depth]
-            ctx[indent + 2] = path
-            _key_line(reader, ctx, pend, indent + 2, path, key, item, number)
+            del ctx[level + 1:]
+            _put(ctx, level + 1, path)
+            del pend[level + 1:]
+            _key_line(reader, ctx, pend, level + 1, path, key, item, number)
             continue
         key = _KEY_LINE.match(content)
         if key is None:
             raise SubsetError("cannot parse line %d: %s" % (number, content))
-        base = ctx.get(indent)
+        base = ctx[level] if level < len(ctx) else None
         if base is None:
             raise SubsetError("unexpected indentation on line %d" % number)
-        for depth in [d for d in ctx if d > indent]:
-            del ctx[depth]
-        for depth in [d for d in pend if d >= indent]:
-            del pend[depth]
-        _key_line(reader, ctx, pend, indent, base, key, content, number)
+        del ctx[level + 1:]
+        del pend[level:]
+        _key_line(reader, ctx, pend, level, base, key, content, number)
     return reader.root
 
 
-def _key_line(reader, ctx, pend, indent, base, match, content, number):
-    """A key line at `indent` under `base`: a parent (empty value) or a leaf."""
+def _put(table, level, value):
+    """table[level] = value, growing the table with absent (None) entries."""
+    while len(table) <= level:
+        table.append(None)
+    table[level] = value
+
+
+def _key_line(reader, ctx, pend, level, base, match, content, number):
+    """A key line at `level` under `base`: a parent (empty value) or a leaf. Deeper
+    entries of both tables were dropped by the caller."""
     path = base + "." + match.group(1) if base else match.group(1)
     reader.open_key(path, number)
     value = content[match.end():].strip(" ")
     if value:
-        reader.leaf(path, _scalar(value, number), number)
+        value = _scalar(value, number)
+        if base or isinstance(value, list):
+            reader.leaf(path, value, number)
+        else:
+            # A root scalar: the root is a mapping and nothing can ever nest under a
+            # scalar (no context opens for it), so it goes straight in.
+            reader.root[path] = value
     else:
-        pend[indent] = pend[indent + 2] = ctx[indent + 2] = path
+        _put(pend, level, path)
+        _put(pend, level + 1, path)
+        _put(ctx, level + 1, path)
 
 
 def key_paths(tree):
@@ -660,25 +677,47 @@ def _glob_segment(segment):
             out.append(re.escape(segment[i]))
             i += 1
         elif char == "[":
-            j = i
-            if j < n and segment[j] in "!^":
-                j += 1
-            if j < n and segment[j] == "]":
-                j += 1
-            j = segment.find("]", j)
-            if j < 0:
-                out.append(re.escape(char))
-                continue
-            body = segment[i:j]
-            negate = body[:1] in ("!", "^")
-            if negate:
-                body = body[1:]
-            body = body.replace("\\", "\\\\").replace("[", "\\[")
-            out.append("[^/%s]" % body if negate else "[%s]" % body)
-            i = j + 1
+            translated, i = _glob_class(segment, i)
+            out.append(translated)
         else:
             out.append(re.escape(char))
     return "".join(out)
+
+
+_POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
+                  "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t",
+                  "xdigit": "0-9a-fA-F", "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+                  "print": " -~", "graph": "!-~", "cntrl": "\\x00-\\x1f\\x7f"}
+
+
+def _glob_class(segment, i):
+    """Translate the class opening at segment[i-1] == '['; (regex, index after it).
+    Like git, a class never matches '/'; '!' or '^' negates; a leading ']' is literal."""
+    n, j = len(segment), i
+    negate = j < n and segment[j] in "!^"
+    if negate:
+        j += 1
+    body = []
+    first = True
+    while j < n:
+        char = segment[j]
+        if char == "]" and not first:
+            prefix = "[^/" if negate else "(?!/)["
+            return prefix + "".join(body) + "]", j + 1
+        first = False
+        if segment.startswith("[:", j):
+            close = segment.find(":]", j + 2)
+            name = segment[j + 2:close] if close > 0 else None
+            if name in _POSIX_CLASSES:
+                body.append(_POSIX_CLASSES[name])
+                j = close + 2
+                continue
+        if char == "\\" and j + 1 < n:
+            j += 1
+            char = segment[j]
+        body.append("\\" + char if char in "\\[]^" else char)
+        j += 1
+    return re.escape("["), i      # no closing bracket: a literal '['
 
 
 class Diagnostic:
@@ -787,7 +826,7 @@ class LayerObject:
     """One object of the index (§5.2)."""
 
     __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path")
+                 "media_type", "content", "provenance", "path", "_folded")
 
     def __init__(self, kind, identity, metadata, content, provenance, title, description):
         self.kind = kind.name
@@ -801,6 +840,15 @@ class LayerObject:
         self.content = content
         self.provenance = provenance
         self.path = provenance["path"]
+        self._folded = None
+
+    def folded(self):
+        """(lower-cased content, lower-cased identity/title/description), made on first
+        search and kept: searches then cost one substring scan per object."""
+        if self._folded is None:
+            names = "\0".join((self.identity, self.title or "", self.description or ""))
+            self._folded = (self.content.lower(), names.lower())
+        return self._folded
 
     def tags(self):
         tags = self.metadata.get("tags")
@@ -833,8 +881,20 @@ def _read_text(root, path):
                         % (info.st_size, FILE_LIMIT))
     try:
         handle = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with open(handle, "rb") as stream:
-            data = stream.read(FILE_LIMIT + 1)
+        try:
+            chunks = []
+            wanted = info.st_size + 1     # one read for the common case; EOF proves size
+            while True:
+                chunk = os.read(handle, max(wanted, 65536))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                wanted = FILE_LIMIT + 1 - sum(map(len, chunks))
+                if wanted <= 0:
+                    break
+        finally:
+            os.close(handle)
+        data = b"".join(chunks)
     except OSError as exc:
         raise _Excluded("unreadable", _os_reason(exc))
     if len(data) > FILE_LIMIT:
@@ -1267,8 +1327,11 @@ _EMPTY_INPUT = {"schema": _object_schema({}, closed=True)}
 
 def declarative_descriptor(obj):
     """§7.3: the resource capability of one object."""
-    provenance = {"source": "declarative"}
-    provenance.update((k, v) for k, v in obj.provenance.items() if k != "bytes")
+    origin = obj.provenance
+    provenance = {"source": "declarative", "path": origin["path"],
+                  "directory": origin["directory"], "source_class": origin["source_class"]}
+    if "section" in origin:
+        provenance["section"] = origin["section"]
     provenance["media_type"] = obj.media_type
     descriptor = {
         "id": obj.id, "module": obj.kind, "kind": "resource", "title": obj.title or obj.identity,
@@ -1310,65 +1373,72 @@ class Registry:
     def __init__(self, descriptors):
         errors = []
         self.by_id, self.by_tool, self.by_uri, self.by_http, self.by_cli = {}, {}, {}, {}, {}
-
-        def claim(table, key, what, cap_id, where):
-            other = table.get(key)
-            if other is not None and other["id"] != cap_id:
-                errors.append("%s: %s is claimed by '%s' too" % (where, what, other["id"]))
-            table[key] = descriptor
-
         for descriptor in descriptors:
-            cap_id = descriptor.get("id", "")
-            where = "capability '%s' (%s)" % (cap_id, _provenance_text(descriptor))
-            if cap_id in self.by_id:
-                errors.append("%s: the id is declared twice" % where)
-            self.by_id[cap_id] = descriptor
-            if not _CAPABILITY_ID.match(cap_id):
-                errors.append("%s: the id is not <namespace>.<local>" % where)
-            kind, exposure = descriptor.get("kind"), descriptor.get("exposure") or {}
-            executable = kind in _EXECUTABLE
-            mcp = exposure.get("mcp") or {}
-            if "tool" in mcp:
-                if not _TOOL_NAME.match(mcp["tool"]):
-                    errors.append("%s: MCP tool name '%s' is not [a-z0-9_]+" % (where, mcp["tool"]))
-                claim(self.by_tool, mcp["tool"], "the MCP tool '%s'" % mcp["tool"], cap_id, where)
-            if "resource" in mcp:
-                uri = mcp["resource"].get("uri", "")
-                if not uri.startswith("majordomus://") or re.search(r"\s", uri):
-                    errors.append("%s: the resource URI '%s' does not start with majordomus:// "
-                                  "or carries whitespace" % (where, uri))
-                claim(self.by_uri, uri, "the MCP resource '%s'" % uri, cap_id, where)
-                required = descriptor["input"]["schema"].get("required") or []
-                if executable and required:
-                    errors.append("%s: a query read as the resource '%s' is called with no "
-                                  "input, and its input requires %s"
-                                  % (where, uri, ", ".join(required)))
-            if "http" in exposure:
-                route = (exposure["http"].get("method", ""), exposure["http"].get("path", ""))
-                path = route[1]
-                if (not path.startswith("/api/v1/") or path.endswith("/") or "//" in path
-                        or "?" in path or "#" in path):
-                    errors.append("%s: the HTTP path '%s' is not a clean path under /api/v1/"
-                                  % (where, path))
-                claim(self.by_http, route, "the HTTP route %s %s" % route, cap_id, where)
-            if "cli" in exposure:
-                words = tuple(exposure["cli"].get("path") or ())
-                claim(self.by_cli, words, "the CLI command '%s'" % " ".join(words), cap_id, where)
-            if descriptor.get("stability") in ("planned", "unsupported") and (
-                    "tool" in mcp or "http" in exposure or "cli" in exposure
-                    or (executable and "resource" in mcp)):
-                errors.append("%s: a %s capability has an executable exposure"
-                              % (where, descriptor["stability"]))
-            cache = descriptor.get("cache") or {}
-            if cache.get("policy") == "process" and not cache.get("max_entries"):
-                errors.append("%s: a process cache with max_entries 0" % where)
-            if kind == "resource" and (set(exposure) != {"mcp"} or set(mcp) != {"resource"}):
-                errors.append("%s: a resource capability is exposed other than as an MCP "
-                              "resource" % where)
+            problems = self._add(descriptor)
+            if problems:
+                where = "capability '%s' (%s)" % (descriptor.get("id", ""),
+                                                  _provenance_text(descriptor))
+                errors += ["%s: %s" % (where, problem) for problem in problems]
         if errors:
             raise RegistryError(errors)
         self.ids = sorted(self.by_id)
         self.summary = self._summary()
+
+    def _add(self, descriptor):
+        """Index one descriptor under its id and exposures; the invariants it breaks."""
+        problems = []
+        cap_id = descriptor.get("id", "")
+
+        def claim(table, key, what):
+            other = table.get(key)
+            if other is not None and other is not descriptor:
+                problems.append("%s is claimed by '%s' too" % (what, other.get("id")))
+            table[key] = descriptor
+
+        if cap_id in self.by_id:
+            problems.append("the id is declared twice")
+        self.by_id[cap_id] = descriptor
+        if not _CAPABILITY_ID.match(cap_id):
+            problems.append("the id is not <namespace>.<local>")
+        kind, exposure = descriptor.get("kind"), descriptor.get("exposure") or {}
+        executable = kind in _EXECUTABLE
+        mcp = exposure.get("mcp") or {}
+        if "tool" in mcp:
+            if not _TOOL_NAME.match(mcp["tool"]):
+                problems.append("MCP tool name '%s' is not [a-z0-9_]+" % mcp["tool"])
+            claim(self.by_tool, mcp["tool"], "the MCP tool '%s'" % mcp["tool"])
+        if "resource" in mcp:
+            uri = mcp["resource"].get("uri", "")
+            if not uri.startswith("majordomus://") or not _URI_SAFE.match(uri):
+                problems.append("the resource URI '%s' does not start with majordomus:// or "
+                                "carries whitespace" % uri)
+            claim(self.by_uri, uri, "the MCP resource '%s'" % uri)
+            required = descriptor["input"]["schema"].get("required")
+            if executable and required:
+                problems.append("a query read as the resource '%s' is called with no input, "
+                                "and its input requires %s" % (uri, ", ".join(required)))
+        if "http" in exposure:
+            route = (exposure["http"].get("method", ""), exposure["http"].get("path", ""))
+            path = route[1]
+            if (not path.startswith("/api/v1/") or path.endswith("/") or "//" in path
+                    or "?" in path or "#" in path):
+                problems.append("the HTTP path '%s' is not a clean path under /api/v1/" % path)
+            claim(self.by_http, route, "the HTTP route %s %s" % route)
+        if "cli" in exposure:
+            words = tuple(exposure["cli"].get("path") or ())
+            claim(self.by_cli, words, "the CLI command '%s'" % " ".join(words))
+        if descriptor.get("stability") in ("planned", "unsupported") and (
+                "tool" in mcp or "http" in exposure or "cli" in exposure
+                or (executable and "resource" in mcp)):
+            problems.append("a %s capability has an executable exposure"
+                            % descriptor["stability"])
+        cache = descriptor.get("cache") or {}
+        if cache.get("policy") == "process" and not cache.get("max_entries"):
+            problems.append("a process cache with max_entries 0")
+        if kind == "resource" and not (len(exposure) == 1 and len(mcp) == 1
+                                       and "resource" in mcp):
+            problems.append("a resource capability is exposed other than as an MCP resource")
+        return problems
 
     def _summary(self):
         by_kind, by_stability = {}, {}
@@ -1541,10 +1611,9 @@ def handle_search(service, arguments):
     for obj in service.index.objects:
         if kind is not None and obj.kind != kind:
             continue
-        lowered = obj.content.lower()
+        lowered, names = obj.folded()
         at = lowered.find(needle)
-        if at < 0 and not any(needle in text.lower() for text in
-                              (obj.identity, obj.title or "", obj.description or "")):
+        if at < 0 and needle not in names:
             continue
         hit = summary(obj)
         if at >= 0:
@@ -1688,10 +1757,6 @@ class McpProjection:
         self.service = service
         registry = service.registry
         service.counters.count("mcp_projection_builds")
-        queries = [registry.by_id[i] for i in registry.ids if registry.by_id[i]["kind"]
-                   in _EXECUTABLE and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
-        self.resources = [self._query_resource(d) for d in queries]
-        self.resources += [self._object_resource(o) for o in service.index.objects]
         self.tools, self.tool_ids = [], {}
         for cap_id in registry.ids:
             descriptor = registry.by_id[cap_id]
@@ -1704,8 +1769,8 @@ class McpProjection:
                     "inputSchema": descriptor["input"]["schema"],
                     "outputSchema": descriptor["output"]["schema"],
                     "_meta": {"majordomus": {"id": cap_id}}, "annotations": TOOL_ANNOTATIONS})
-        self.resources_result = RawJSON({"resources": self.resources})
         self.tools_result = RawJSON({"tools": self.tools})
+        self._resources = self._resources_result = None
         index = service.index
         self.instructions = (
             "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
@@ -1714,14 +1779,32 @@ class McpProjection:
             "documents); majordomus://repository carries the repository report with every "
             "diagnostic. Nothing is ever written." % (
                 len(index.objects), registry.summary["total"], len(self.tools),
-                len(self.resources), index.state))
+                registry.summary["mcp_resources"], index.state))
         self.initialized = False
         self.methods = {
             "initialize": self.initialize, "ping": lambda params: {},
-            "resources/list": lambda params: self.resources_result,
+            "resources/list": lambda params: self.resources_result(),
             "resources/templates/list": lambda params: {"resourceTemplates": []},
             "resources/read": self.read, "tools/list": lambda params: self.tools_result,
             "tools/call": self.call}
+
+    @property
+    def resources(self):
+        """The resources/list entries: query resources first, then objects in URI order.
+        Built on first use (a client may never list), then kept."""
+        if self._resources is None:
+            registry = self.service.registry
+            queries = [registry.by_id[i] for i in registry.ids
+                       if registry.by_id[i]["kind"] in _EXECUTABLE
+                       and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
+            self._resources = ([self._query_resource(d) for d in queries]
+                               + [self._object_resource(o) for o in self.service.index.objects])
+        return self._resources
+
+    def resources_result(self):
+        if self._resources_result is None:
+            self._resources_result = RawJSON({"resources": self.resources})
+        return self._resources_result
 
     @staticmethod
     def _query_resource(descriptor):

@@ -38,9 +38,9 @@ def base_env(extra=None):
     return env
 
 
-def git(repo, *args, check=True):
+def git(repo, *args, check=True, env=None):
     """Run git in repo; return stdout as text."""
-    p = subprocess.run(["git", "-C", repo] + list(args), env=base_env(),
+    p = subprocess.run(["git", "-C", repo] + list(args), env=base_env(env),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and p.returncode != 0:
         raise AssertionError("git %s failed: %s" % (" ".join(args), p.stderr.decode()))
@@ -126,8 +126,9 @@ def snapshot(repo):
     index = os.path.join(repo, ".git", "index")
     with open(index, "rb") as f:
         index_bytes = f.read()
+    # GIT_OPTIONAL_LOCKS=0: the snapshot itself must not refresh .git/index.
     return {
-        "status": git(repo, "status", "--porcelain"),
+        "status": git(repo, "status", "--porcelain", env={"GIT_OPTIONAL_LOCKS": "0"}),
         "ls_files": git(repo, "ls-files", "-s"),
         "tracked_hash": digest.hexdigest(),
         "index_mtime": os.stat(index).st_mtime_ns,
