@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# §6, §14: the skeleton fixture, committed, is served with state ok and lists the four
+# objects the fixture names, and nothing under .ai/local/.
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib.sh"
+
+expect_exit 0 mj mcp --inspect
+expect_grep "^repository  $(printf '%s' "$ROOT" | sed 's/[].[^$*+?(){}|\\]/\\&/g')\$"
+expect_grep '^discovery   vcs$'
+expect_grep '^state       ok$'
+expect_grep '^resource    majordomus://repository$'
+expect_grep '^resource    majordomus://policy/\.ai/repo/policy\.yaml$'
+expect_grep '^resource    majordomus://profile/implementation$'
+expect_grep '^resource    majordomus://prompt/continue$'
+expect_grep '^resource    majordomus://rule/majordomus\.scope-integrity@1$'
+expect_grep '^resource    majordomus://document/README\.md$'
+# a rule-class file with no front matter is read as a document (§4.1 without_front_matter)
+expect_grep '^resource    majordomus://document/\.ai/repo/rules/README\.md$'
+expect_grep '^kind        rule         1$'
+expect_grep '^kind        document     5$'
+expect_grep '^capabilities 16 \(7 builtin, 9 declarative\)$'
+expect_grep '^tool        majordomus_get$'
+expect_no_grep '\.ai/local'
+expect_no_grep '^(FAIL|WARN) '
+expect_stdout_grep '^state       ok$'
+
+# the text resource lines are in resources/list order: the repository, then URI order
+py_check "resource lines: majordomus://repository first, then the objects in URI order" '
+res = [l[12:] for l in out.splitlines() if l.startswith("resource    ")]
+assert res[0] == "majordomus://repository", res
+assert res[1:] == sorted(res[1:]), res
+assert len(res) == 10, res
+tools = [l[12:] for l in out.splitlines() if l.startswith("tool        ")]
+assert tools == ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
+                 "majordomus_list", "majordomus_search", "majordomus_perf",
+                 "majordomus_repository"], tools
+'
+
+expect_exit 0 mj mcp --inspect --format json
+expect_no_grep '\.ai/local'
+py_check "--inspect --format json is one JSON document {repository, resources, tools}" '
+doc = json.loads(stdout.decode("utf-8"))
+assert list(doc) == ["repository", "resources", "tools"], list(doc)
+rep = doc["repository"]
+assert rep["state"] == "ok", rep["state"]
+assert rep["objects"] == 9, rep["objects"]
+assert rep["diagnostics"] == [], rep["diagnostics"]
+assert rep["kinds"] == {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule": 1}, rep["kinds"]
+assert rep["repository"]["root"] == ROOT, rep["repository"]["root"]
+assert rep["repository"]["discovery"] == "vcs"
+assert rep["repository"]["layer_schema"] == "ai-repository/v1"
+uris = [r["uri"] for r in doc["resources"]]
+for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",
+          "majordomus://profile/implementation", "majordomus://prompt/continue",
+          "majordomus://rule/majordomus.scope-integrity@1"):
+    assert u in uris, (u, uris)
+assert uris[0] == "majordomus://repository", uris
+assert not any(".ai/local" in u for u in uris), uris
+assert len(doc["tools"]) == 7, [t.get("name") for t in doc["tools"]]
+'
+note "state ok, 9 objects, 16 capabilities, nothing under .ai/local"
