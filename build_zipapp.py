@@ -2,8 +2,13 @@
 """Build majordomus.pyz: majordomus.py, __main__.py, schema/ and share/allow/ in one file.
 
 Reproducible: entries sorted, timestamps and permissions fixed, so two builds of the same
-tree are byte-identical. Usage: python3 build_zipapp.py [OUTPUT]
+tree are byte-identical. The archive also carries majordomus.pyc, compiled by the building
+interpreter (a hash-checked pyc): zipimport uses it when the running interpreter has the
+same bytecode version, which saves compiling the module at every start, and falls back to
+majordomus.py on any other version. Usage: python3 build_zipapp.py [OUTPUT]
 """
+import importlib.util
+import marshal
 import os
 import sys
 import zipfile
@@ -17,13 +22,21 @@ def entries():
     """(archive name, bytes) of everything the archive carries, sorted by name."""
     found = {"__main__.py": MAIN}
     with open(os.path.join(HERE, "majordomus.py"), "rb") as handle:
-        found["majordomus.py"] = handle.read()
+        found["majordomus.py"] = source = handle.read()
+    found["majordomus.pyc"] = bytecode(source)
     for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",))):
         for name in sorted(os.listdir(os.path.join(HERE, folder))):
             if name.endswith(suffixes):
                 with open(os.path.join(HERE, folder, name), "rb") as handle:
                     found["%s/%s" % (folder, name)] = handle.read()
     return sorted(found.items())
+
+
+def bytecode(source):
+    """A hash-based, source-checked pyc of majordomus.py (PEP 552 header, flags 0b11)."""
+    code = compile(source, "majordomus.py", "exec", dont_inherit=True)
+    return (importlib.util.MAGIC_NUMBER + (3).to_bytes(4, "little")
+            + importlib.util.source_hash(source) + marshal.dumps(code))
 
 
 def build(output):

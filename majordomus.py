@@ -736,16 +736,59 @@ class Diagnostic:
 
 def _git(root, *args):
     """Run one read-only git command in `root`: (returncode, stdout bytes, stderr text)."""
-    import subprocess
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    argv = ["git", "-C", root] + list(args)
     try:
-        proc = subprocess.run(["git", "-C", root] + list(args), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        code, out, err = (_spawn(argv, env) if hasattr(os, "posix_spawnp")
+                          else _spawn_portable(argv, env))
+    except FileNotFoundError:
+        return 127, b"", "git is not installed (no 'git' on PATH)"
     except OSError as exc:
-        if isinstance(exc, FileNotFoundError):
-            return 127, b"", "git is not installed (no 'git' on PATH)"
         return 126, b"", "git cannot be run: %s" % _os_reason(exc)
-    return proc.returncode, proc.stdout, _git_reason(proc.stderr)
+    return code, out, _git_reason(err)
+
+
+def _spawn(argv, env):
+    """posix_spawnp with stdout and stderr read together: `subprocess` would cost the
+    start-up of every MCP session more than git itself does."""
+    import select
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+            (os.POSIX_SPAWN_DUP2, err_w, 2)])
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (out_w, err_w, null):
+            os.close(fd)
+    reading, done = {out_r: [], err_r: []}, {}
+    try:
+        while reading:
+            ready, _, _ = select.select(list(reading), [], [])
+            for fd in ready:
+                data = os.read(fd, 1 << 20)
+                if data:
+                    reading[fd].append(data)
+                else:
+                    done[fd] = b"".join(reading.pop(fd))
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+        _, status = os.waitpid(pid, 0)
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128
+    return code, done[out_r], done[err_r]
+
+
+def _spawn_portable(argv, env):
+    import subprocess
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def _git_reason(stderr):
