@@ -87,6 +87,7 @@ class SubsetError(Exception):
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: |\Z)")
 _INTEGER = re.compile(r"-?[0-9]+\Z")
+_INTEGER_FIRST = frozenset("-0123456789")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -96,7 +97,7 @@ def _typed(text):
         return True
     if text == "false":
         return False
-    if _INTEGER.match(text):
+    if text[:1] in _INTEGER_FIRST and _INTEGER.match(text):
         number = int(text)
         if _INT64[0] <= number <= _INT64[1]:
             return number
@@ -109,6 +110,9 @@ def _unquoted(text):
         inner = text[1:-1]
         return True, inner.replace("''", "'") if text[0] == "'" else inner
     return False, text
+
+
+_SPECIAL_FIRST = frozenset("&*|>[\"'")
 
 
 def _scalar(text, line):
@@ -125,7 +129,7 @@ def _scalar(text, line):
             items.append(value if quoted else _typed(value))
         return items
     if "#" not in text and text[0] not in "\"'":
-        return _typed(text)   # the common plain value: nothing to unquote or strip
+        return _typed(text)   # a plain value: nothing to unquote or strip
     quoted, value = _unquoted(text)
     if quoted:
         return value
@@ -218,6 +222,31 @@ def parse_subset(text):
         indent = len(raw) - len(content)
         if indent & 1:
             raise SubsetError("odd indentation on line %d" % number)
+        if not indent and content[0] != "-":
+            # The most common line by far, a key at the root: the general key-line path
+            # below, specialised (same checks, same order, same messages).
+            key = _KEY_LINE.match(content)
+            if key is None:
+                raise SubsetError("cannot parse line %d: %s" % (number, content))
+            name = key.group(1)
+            del ctx[1:]
+            del pend[:]
+            if name in reader.opened:
+                raise SubsetError("'%s' is given twice, on line %d" % (name, number))
+            reader.opened.add(name)
+            value = content[key.end():].strip(" ")
+            if not value:
+                pend += (name, name)
+                ctx.append(name)
+            elif value[0] not in _SPECIAL_FIRST and "#" not in value:
+                reader.root[name] = _typed(value)
+            else:
+                value = _scalar(value, number)
+                if isinstance(value, list):
+                    reader.leaf(name, value, number)
+                else:
+                    reader.root[name] = value
+            continue
         level = indent >> 1
         if content[0] == "-" and (content == "-" or content[1] == " "):
             parent = pend[level] if level < len(pend) else None
