@@ -2421,6 +2421,10 @@ def run_http(service, host, port):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # With up to 64 handlers busy on the CPU, a thread waiting for the GIL waits about
+    # (runnable threads x switch interval) per hand-over; a short interval keeps accepting
+    # and the `503 busy` answers prompt under load.
+    sys.setswitchinterval(0.0005)
     bound_host, bound_port = server.server_address[:2]
     shown = "[%s]" % bound_host if ":" in bound_host else bound_host
     if not _is_loopback(bound_host):
