@@ -11,6 +11,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,8 +41,11 @@ def bytecode(source):
 
 
 def build(output):
-    temporary = output + ".tmp"
-    with open(temporary, "wb") as raw:
+    # A unique temporary beside the target, renamed into place: concurrent builds never
+    # leave a truncated archive where a running test looks for it.
+    handle, temporary = tempfile.mkstemp(prefix=".majordomus-", suffix=".pyz",
+                                         dir=os.path.dirname(os.path.abspath(output)))
+    with os.fdopen(handle, "wb") as raw:
         raw.write(b"#!/usr/bin/env python3\n")
         with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for name, data in entries():

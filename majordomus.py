@@ -1645,8 +1645,12 @@ _MISSING = object()
 
 
 def _traceback_text():
-    import traceback
-    return traceback.format_exc()
+    """The current exception's traceback for a debug log line; never raises itself."""
+    try:
+        import traceback
+        return traceback.format_exc()
+    except Exception:  # e.g. the source of a frame cannot be read any more
+        return "(traceback unavailable)"
 
 
 # The handlers of §7.6: (service, validated input) -> the output value.
