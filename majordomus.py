@@ -2345,7 +2345,7 @@ def make_http_handler(projection, counters):
 
         def one_request(self, head, pending):
             """Answer one request; (keep the connection?, bytes read past the request)."""
-            head_only = False
+            head_only = keep_alive = False
             try:
                 method, target, version, headers = _parse_head(head)
                 head_only = method == "HEAD"
@@ -2379,8 +2379,8 @@ def make_http_handler(projection, counters):
                 _respond(self.request, 200, body, head_only, keep_alive)
                 return keep_alive, pending
             except HttpError as exc:
-                self.fail(exc, head_only, locals().get("keep_alive", False))
-                return locals().get("keep_alive", False) and not exc.close, pending
+                self.fail(exc, head_only, keep_alive)
+                return keep_alive and not exc.close, pending
             except Exception as exc:  # never let one request end the server
                 log(DEBUG, "request failed", traceback=_traceback_text())
                 self.fail(HttpError(500, "internal", "internal: %s" % exc), head_only)
