@@ -1529,7 +1529,8 @@ class Registry:
 
 
 def check_input(schema, value):
-    """Validate an input against its schema (the subset our types use); InvalidInput."""
+    """Validate an input against its schema (the subset our types use); InvalidInput.
+    An integral float given for an integer is rewritten in place as an int."""
     if not isinstance(value, dict):
         raise InvalidInput("the input must be an object")
     properties = schema.get("properties", {})
@@ -1545,6 +1546,8 @@ def check_input(schema, value):
         if rule is None:
             continue
         expected = rule.get("type")
+        if expected == "integer" and isinstance(item, float) and item.is_integer():
+            item = value[name] = int(item)   # JSON Schema: 5.0 is an integer
         if expected == "string" and not isinstance(item, str):
             raise InvalidInput("property '%s' must be a string" % name)
         if expected == "integer" and (type(item) is not int):
@@ -2045,7 +2048,11 @@ def run_stdio(service):
                 continue
             if not line.strip():
                 continue
-            data = answer_line(projection, line)
+            try:
+                data = answer_line(projection, line)
+            except Exception as exc:  # a defect in framing must not end the session
+                log(DEBUG, "frame failed", traceback=_traceback_text())
+                data = _frame(None, error=(-32603, "internal: %s" % exc))
             if data is not None:
                 send(data)
                 answered += 1
