@@ -898,7 +898,7 @@ class LayerObject:
     """One object of the index (§5.2)."""
 
     __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path", "_folded")
+                 "media_type", "content", "provenance", "path")
 
     def __init__(self, kind, identity, metadata, content, provenance, title, description):
         self.kind = kind.name
@@ -912,15 +912,6 @@ class LayerObject:
         self.content = content
         self.provenance = provenance
         self.path = provenance["path"]
-        self._folded = None
-
-    def folded(self):
-        """(lower-cased content, lower-cased identity/title/description), made on first
-        search and kept: searches then cost one substring scan per object."""
-        if self._folded is None:
-            names = "\0".join((self.identity, self.title or "", self.description or ""))
-            self._folded = (self.content.lower(), names.lower())
-        return self._folded
 
     def tags(self):
         tags = self.metadata.get("tags")
@@ -1573,7 +1564,23 @@ class Service:
                                  + [declarative_descriptor(o) for o in self.index.objects])
         counters.count("registry_builds")
         counters.phase("registry_build", began)
+        import _thread
         self._cache = {}
+        self._search_table = None
+        self._search_lock = _thread.allocate_lock()
+
+    def search_table(self):
+        """[(object, lower-cased content, lower-cased identity/title/description)] in URI
+        order, made by the first search (under a lock: concurrent first searches under
+        `serve` must not each fold every object) and kept."""
+        if self._search_table is None:
+            with self._search_lock:
+                if self._search_table is None:
+                    self._search_table = [
+                        (obj, obj.content.lower(), "\0".join(
+                            (obj.identity, obj.title or "", obj.description or "")).lower())
+                        for obj in self.index.objects]
+        return self._search_table
 
     def execute(self, cap_id, arguments):
         """§7.5: the one way anything runs a capability."""
@@ -1687,10 +1694,9 @@ def handle_search(service, arguments):
     service.kinds_present(kind)
     needle = query.lower()
     hits = []
-    for obj in service.index.objects:
+    for obj, lowered, names in service.search_table():
         if kind is not None and obj.kind != kind:
             continue
-        lowered, names = obj.folded()
         at = lowered.find(needle)
         if at < 0 and needle not in names:
             continue
