@@ -2430,8 +2430,9 @@ def run_http(service, host, port):
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
-    class _Stop(Exception):
-        pass
+    class _Stop(BaseException):
+        """Raised by the signal handler; a BaseException so that socketserver's own
+        `except Exception` (around accepting a connection) cannot swallow it."""
 
     def stop(signum, frame):
         raise _Stop()
