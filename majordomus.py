@@ -18,6 +18,7 @@ the `mcp` path stays fast to start.
 import json
 import os
 import re
+import stat
 import sys
 import time
 
@@ -241,11 +242,8 @@ def parse_subset(text):
             elif value[0] not in _SPECIAL_FIRST and "#" not in value:
                 reader.root[name] = _typed(value)
             else:
-                value = _scalar(value, number)
-                if isinstance(value, list):
-                    reader.leaf(name, value, number)
-                else:
-                    reader.root[name] = value
+                # A scalar or an inline list of scalars: nothing can nest under either.
+                reader.root[name] = _scalar(value, number)
             continue
         level = indent >> 1
         if content[0] == "-" and (content == "-" or content[1] == " "):
@@ -518,7 +516,6 @@ LAYER_SCHEMA = "ai-repository/v1"
 
 def find_root(start):
     """§2.1: the nearest ancestor of `start` holding a regular file .ai/manifest.yaml."""
-    import stat
     try:
         here = os.path.realpath(start)
         if not os.path.isdir(here):
@@ -622,14 +619,18 @@ def read_manifest(root, allow):
 class SourceClass:
     """One declared class of sources.yaml: which files, read as which kind."""
 
-    __slots__ = ("id", "kind", "pathspec", "required", "match")
+    __slots__ = ("id", "kind", "pathspec", "required", "match", "prefix")
 
     def __init__(self, spec):
         self.id = spec["id"]
         self.kind = spec["kind"]
         self.pathspec = spec["pathspec"]
         self.required = spec["required"]
-        self.match = glob_matcher(self.pathspec[len(GLOB_MAGIC):])
+        pattern = self.pathspec[len(GLOB_MAGIC):]
+        self.match = glob_matcher(pattern)
+        # The directories before the first wildcard: a cheap test that rules out most paths.
+        literal = re.split(r"[*?\[\\]", pattern, 1)[0]
+        self.prefix = literal[:literal.rfind("/") + 1]
 
 
 GLOB_MAGIC = ":(glob)"
@@ -867,7 +868,8 @@ def discover(paths, classes, manifest):
     candidates = [p for p in paths if not manifest.is_local(p)]
     for source in classes:
         kept = 0
-        for path in sorted(set(p for p in candidates if source.match(p))):
+        prefix, match = source.prefix, source.match
+        for path in sorted(set(p for p in candidates if p.startswith(prefix) and match(p))):
             first = claimed.get(path)
             if first is not None:
                 diagnostics.append(Diagnostic(
@@ -929,8 +931,7 @@ class _Excluded(Exception):
 
 def _read_text(root, path):
     """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8."""
-    import stat
-    full = os.path.join(root, path)
+    full = root + "/" + path
     try:
         info = os.lstat(full)
     except OSError as exc:
@@ -945,19 +946,16 @@ def _read_text(root, path):
     try:
         handle = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         try:
-            chunks = []
-            wanted = info.st_size + 1     # one read for the common case; EOF proves size
-            while True:
-                chunk = os.read(handle, max(wanted, 65536))
+            # A regular file reads short only at its end: one read of size+1 bytes
+            # returning fewer is the whole file; more means it grew, so read on.
+            data = os.read(handle, info.st_size + 1)
+            while len(data) > info.st_size and len(data) <= FILE_LIMIT:
+                chunk = os.read(handle, FILE_LIMIT + 1 - len(data))
                 if not chunk:
                     break
-                chunks.append(chunk)
-                wanted = FILE_LIMIT + 1 - sum(map(len, chunks))
-                if wanted <= 0:
-                    break
+                data += chunk
         finally:
             os.close(handle)
-        data = b"".join(chunks)
     except OSError as exc:
         raise _Excluded("unreadable", _os_reason(exc))
     if len(data) > FILE_LIMIT:
@@ -1385,7 +1383,10 @@ def builtin_descriptors():
     return out
 
 
+# Shared by every declarative descriptor (never mutated): one object each, not 10,000.
 _EMPTY_INPUT = {"schema": _object_schema({}, closed=True)}
+_OBJECT_OUTPUT = {"name": "ObjectView", "schema": TYPES["ObjectView"]}
+_NO_CACHE = {"policy": "disabled"}
 
 
 def declarative_descriptor(obj):
@@ -1398,15 +1399,14 @@ def declarative_descriptor(obj):
     provenance["media_type"] = obj.media_type
     descriptor = {
         "id": obj.id, "module": obj.kind, "kind": "resource", "title": obj.title or obj.identity,
-        "description": obj.description or "", "input": _EMPTY_INPUT,
-        "output": {"name": "ObjectView", "schema": TYPES["ObjectView"]},
+        "description": obj.description or "", "input": _EMPTY_INPUT, "output": _OBJECT_OUTPUT,
         "provenance": provenance,
         "exposure": {"mcp": {"resource": {"uri": obj.uri, "name": obj.identity}}},
         "stability": "implemented"}
     tags = obj.tags()
     if tags:
         descriptor["tags"] = tags
-    descriptor["cache"] = {"policy": "disabled"}
+    descriptor["cache"] = _NO_CACHE
     return descriptor
 
 
@@ -1452,10 +1452,10 @@ class Registry:
         problems = []
         cap_id = descriptor.get("id", "")
 
-        def claim(table, key, what):
+        def claim(table, key, what, *args):
             other = table.get(key)
             if other is not None and other is not descriptor:
-                problems.append("%s is claimed by '%s' too" % (what, other.get("id")))
+                problems.append("%s is claimed by '%s' too" % (what % args, other.get("id")))
             table[key] = descriptor
 
         if cap_id in self.by_id:
@@ -1469,13 +1469,13 @@ class Registry:
         if "tool" in mcp:
             if not _TOOL_NAME.match(mcp["tool"]):
                 problems.append("MCP tool name '%s' is not [a-z0-9_]+" % mcp["tool"])
-            claim(self.by_tool, mcp["tool"], "the MCP tool '%s'" % mcp["tool"])
+            claim(self.by_tool, mcp["tool"], "the MCP tool '%s'", mcp["tool"])
         if "resource" in mcp:
             uri = mcp["resource"].get("uri", "")
             if not uri.startswith("majordomus://") or not _URI_SAFE.match(uri):
                 problems.append("the resource URI '%s' does not start with majordomus:// or "
                                 "carries whitespace" % uri)
-            claim(self.by_uri, uri, "the MCP resource '%s'" % uri)
+            claim(self.by_uri, uri, "the MCP resource '%s'", uri)
             required = descriptor["input"]["schema"].get("required")
             if executable and required:
                 problems.append("a query read as the resource '%s' is called with no input, "
@@ -1486,10 +1486,10 @@ class Registry:
             if (not path.startswith("/api/v1/") or path.endswith("/") or "//" in path
                     or "?" in path or "#" in path):
                 problems.append("the HTTP path '%s' is not a clean path under /api/v1/" % path)
-            claim(self.by_http, route, "the HTTP route %s %s" % route)
+            claim(self.by_http, route, "the HTTP route %s %s", *route)
         if "cli" in exposure:
             words = tuple(exposure["cli"].get("path") or ())
-            claim(self.by_cli, words, "the CLI command '%s'" % " ".join(words))
+            claim(self.by_cli, words, "the CLI command '%s'", " ".join(words))
         if descriptor.get("stability") in ("planned", "unsupported") and (
                 "tool" in mcp or "http" in exposure or "cli" in exposure
                 or (executable and "resource" in mcp)):
@@ -1878,13 +1878,20 @@ class McpProjection:
         """The resources/list entries: query resources first, then objects in URI order.
         Built on first use (a client may never list), then kept."""
         if self._resources is None:
-            registry = self.service.registry
-            queries = [registry.by_id[i] for i in registry.ids
-                       if registry.by_id[i]["kind"] in _EXECUTABLE
-                       and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
-            self._resources = ([self._query_resource(d) for d in queries]
+            self._resources = ([self._query_resource(d) for d in self._query_descriptors()]
                                + [self._object_resource(o) for o in self.service.index.objects])
         return self._resources
+
+    def resource_uris(self):
+        """The URIs of resources/list, in its order, without building the entries."""
+        return [d["exposure"]["mcp"]["resource"]["uri"] for d in self._query_descriptors()] + [
+            o.uri for o in self.service.index.objects]
+
+    def _query_descriptors(self):
+        registry = self.service.registry
+        return [registry.by_id[i] for i in registry.ids
+                if registry.by_id[i]["kind"] in _EXECUTABLE
+                and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
 
     def resources_result(self):
         if self._resources_result is None:
@@ -2088,7 +2095,7 @@ def inspect_text(service, projection):
     lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
     lines.append("capabilities %d (%d builtin, %d declarative)"
                  % (summary_["total"], summary_["builtin"], summary_["declarative"]))
-    lines += ["%-11s %s" % ("resource", r["uri"]) for r in projection.resources]
+    lines += ["%-11s %s" % ("resource", uri) for uri in projection.resource_uris()]
     lines += ["%-11s %s" % ("tool", t["name"]) for t in projection.tools]
     labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
     lines += ["%-4s %-22s %s \u2014 %s" % (labels[d.severity], d.code, d.path or "-", d.message)

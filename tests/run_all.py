@@ -95,17 +95,27 @@ def interpreters():
     return found, missing
 
 
+UNIT_TIMEOUT = 900
+
+
 def run_unit(python, modules=(), env=None):
-    """Run tests/_unit.py under `python`; (summary dict, full output)."""
-    proc = subprocess.run([python, os.path.join(ROOT, "tests", "_unit.py")] + list(modules),
-                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          env=dict(os.environ, **(env or {})))
-    output = proc.stdout.decode("utf-8", "replace")
+    """Run tests/_unit.py under `python`; (summary dict, full output). A run that hangs
+    is killed with its whole process group after UNIT_TIMEOUT seconds and counts as failed."""
+    proc = subprocess.Popen([python, os.path.join(ROOT, "tests", "_unit.py")] + list(modules),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, **(env or {})), start_new_session=True)
+    try:
+        data, _ = proc.communicate(timeout=UNIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        data, _ = proc.communicate()
+        data += b"\nkilled after %d s\n" % UNIT_TIMEOUT
+    output = data.decode("utf-8", "replace")
     for line in reversed(output.splitlines()):
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):]), output
     return {"python": python, "passed": 0, "failed": 1, "skipped": 0,
-            "failures": ["the test process died (exit %d)" % proc.returncode]}, output
+            "failures": ["the test process died (exit %s)" % proc.returncode]}, output
 
 
 def report_unit(tally, label, summary, output, started):
