@@ -1630,26 +1630,6 @@ class Service:
             raise InvalidInput("kind '%s' is not among the kinds this repository has: %s"
                                % (kind, ", ".join(self.index.kinds)))
 
-    # 8. Resolution lives beside execution because both are the Service's one path.
-    def resolve(self, uri):
-        """§8: the only path from a URI to an answer."""
-        entry = self.registry.by_uri.get(uri) if isinstance(uri, str) else None
-        if entry is None:
-            raise NotFound("unknown resource: %s" % uri)
-        if entry["kind"] == "resource":
-            obj = self.index.by_uri.get(uri)
-            if obj is None:
-                raise Internal("%s: the registry names %s and the index holds no such object"
-                               % (uri, entry["id"]))
-            return Resolved(entry, uri, obj=obj)
-        try:
-            answer = self.execute(entry["id"], {})
-        except Refused:
-            raise
-        except CapabilityError as exc:
-            raise Internal("%s: %s did not answer: %s" % (uri, entry["id"], exc))
-        return Resolved(entry, uri, answer=answer)
-
 
 _MISSING = object()
 
@@ -1712,7 +1692,7 @@ def handle_search(service, arguments):
 
 
 def handle_get(service, arguments):
-    return service.resolve(arguments["uri"]).view()
+    return resolve(service, arguments["uri"]).view()
 
 
 def handle_repository(service, arguments):
@@ -1757,6 +1737,26 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
 # ---------------------------------------------------------------------------------------
 # 8. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
 # ---------------------------------------------------------------------------------------
+
+def resolve(service, uri):
+    """§8: the only path from a URI to an answer (objects.get and resources/read)."""
+    entry = service.registry.by_uri.get(uri) if isinstance(uri, str) else None
+    if entry is None:
+        raise NotFound("unknown resource: %s" % uri)
+    if entry["kind"] == "resource":
+        obj = service.index.by_uri.get(uri)
+        if obj is None:
+            raise Internal("%s: the registry names %s and the index holds no such object"
+                           % (uri, entry["id"]))
+        return Resolved(entry, uri, obj=obj)
+    try:
+        answer = service.execute(entry["id"], {})
+    except Refused:
+        raise
+    except CapabilityError as exc:
+        raise Internal("%s: %s did not answer: %s" % (uri, entry["id"], exc))
+    return Resolved(entry, uri, answer=answer)
+
 
 def answer_text(answer):
     """The JSON text of a query's answer: 2-space indent, output order, no newline."""
@@ -1931,7 +1931,7 @@ class McpProjection:
         if not isinstance(uri, str):
             raise RpcError(-32602, "params.uri is required")
         try:
-            resolved = self.service.resolve(uri)
+            resolved = resolve(self.service, uri)
         except NotFound:
             raise RpcError(-32002, "resource not found: %s" % uri)
         except InvalidInput as exc:

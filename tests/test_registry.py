@@ -220,7 +220,7 @@ class ResolutionTest(unittest.TestCase):
         uri = "majordomus://prompt/continue"
         del service.index.by_uri[uri]
         with self.assertRaises(mj.Internal) as caught:
-            service.resolve(uri)
+            mj.resolve(service, uri)
         self.assertEqual(str(caught.exception), "internal: majordomus://prompt/continue: the "
                          "registry names prompt.continue and the index holds no such object")
 
@@ -233,7 +233,7 @@ class ResolutionTest(unittest.TestCase):
         mj.HANDLERS["repository.info"] = broken
         self.addCleanup(mj.HANDLERS.__setitem__, "repository.info", original)
         with self.assertRaises(mj.Internal) as caught:
-            service.resolve("majordomus://repository")
+            mj.resolve(service, "majordomus://repository")
         self.assertEqual(str(caught.exception), "internal: majordomus://repository: "
                          "repository.info did not answer: not found: gone")
 
@@ -243,13 +243,13 @@ class ResolutionTest(unittest.TestCase):
                     "majordomus://prompt/%63ontinue", "/etc/passwd", "majordomus://prompt/",
                     "MAJORDOMUS://prompt/continue", None, 7):
             with self.assertRaises(mj.NotFound):
-                service.resolve(uri)
+                mj.resolve(service, uri)
 
     def test_answer_view_content_is_the_answer(self):
         service = scratch_service(self)
         view = service.execute("objects.get", {"uri": "majordomus://repository"})
         self.assertEqual(json.loads(view["content"]), view["answer"])
-        self.assertEqual(view["content"], service.resolve("majordomus://repository").text)
+        self.assertEqual(view["content"], mj.resolve(service, "majordomus://repository").text)
         self.assertEqual(view["answer"], service.execute("repository.info", {}))
 
 
