@@ -2325,6 +2325,11 @@ def make_http_handler(projection, counters):
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
+    # Capabilities run one at a time. Python runs one thread's bytecode at a time anyway,
+    # so this costs no throughput; but admitted requests then wait on this lock instead of
+    # competing for the interpreter, and accepting, reading heads and answering `503 busy`
+    # stay prompt however many requests are in handling.
+    running = threading.Lock()
 
     class Connection(socketserver.BaseRequestHandler):
         def handle(self):
@@ -2393,7 +2398,8 @@ def make_http_handler(projection, counters):
                     raise HttpError(503, "busy", "%d requests are in handling; try again"
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
                 try:
-                    body = projection.answer("GET" if head_only else method, target)
+                    with running:
+                        body = projection.answer("GET" if head_only else method, target)
                 finally:
                     in_flight.release()
                 _respond(self.request, 200, body, head_only, keep_alive)
@@ -2446,10 +2452,6 @@ def run_http(service, host, port):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    # With up to 64 handlers busy on the CPU, a thread waiting for the GIL waits about
-    # (runnable threads x switch interval) per hand-over; a short interval keeps accepting
-    # and the `503 busy` answers prompt under load.
-    sys.setswitchinterval(0.0005)
     bound_host, bound_port = server.server_address[:2]
     shown = "[%s]" % bound_host if ":" in bound_host else bound_host
     if not _is_loopback(bound_host):

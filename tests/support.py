@@ -196,6 +196,7 @@ class McpSession:
         rc = self.proc.wait(timeout)
         self.proc.stdout.close()
         self._t.join(5)
+        self.proc.stderr.close()
         return rc
 
 
@@ -257,6 +258,7 @@ class HttpServer:
         rc = self.proc.wait(15)
         self.proc.stdout.close()
         self._t.join(5)
+        self.proc.stderr.close()
         return rc
 
 
