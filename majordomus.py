@@ -629,7 +629,7 @@ class SourceClass:
         pattern = self.pathspec[len(GLOB_MAGIC):]
         self.match = glob_matcher(pattern)
         # The directories before the first wildcard: a cheap test that rules out most paths.
-        literal = re.split(r"[*?\[\\]", pattern, 1)[0]
+        literal = re.split(r"[*?\[\\]", pattern, maxsplit=1)[0]
         self.prefix = literal[:literal.rfind("/") + 1]
 
 
