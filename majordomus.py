@@ -148,8 +148,9 @@ class _SubsetReader:
 
     def __init__(self):
         self.root = {}
-        self.nodes = {"": self.root}   # path -> dict or list holding its children
-        self.leaves = set()            # paths holding a scalar or an inline list
+        # path -> the dict or list holding its children. A leaf never gets children: no
+        # context opens under a key with a value, so nothing is ever inserted below one.
+        self.nodes = {"": self.root}
         self.opened = set()            # key paths written by a key line (given-twice check)
         self.items = {}                # list path -> next item index
 
@@ -157,7 +158,7 @@ class _SubsetReader:
         """The container at `path` that segment `child` goes into, created on first use."""
         node = self.nodes.get(path)
         wants_list = child.isdigit()
-        if node is None and path not in self.leaves:
+        if node is None:
             parent, _, segment = path.rpartition(".")
             node = [] if wants_list else {}
             self.attach(self.container(parent, segment, full, line), segment, node)
@@ -185,7 +186,6 @@ class _SubsetReader:
             return
         parent, _, segment = path.rpartition(".")
         self.attach(self.container(parent, segment, path, line), segment, value)
-        self.leaves.add(path)
 
     def mapping_item(self, path, line):
         """An item that is a mapping exists, as `{}`, even if its only key vanishes."""
@@ -2320,7 +2320,7 @@ def _error_body(code, message):
     return _pretty({"error": {"code": code, "message": message}})
 
 
-def make_http_handler(projection, counters):
+def make_http_handler(projection):
     """The per-connection handler class: one thread per connection (socketserver)."""
     import socketserver
     import threading
@@ -2439,7 +2439,7 @@ def run_http(service, host, port):
         request_queue_size = 128
 
     try:
-        server = Server((host, port), make_http_handler(projection, service.counters))
+        server = Server((host, port), make_http_handler(projection))
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
