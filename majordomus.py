@@ -2053,19 +2053,19 @@ def run_stdio(service):
             if not line:
                 log(INFO, "input ended; stopping", answered=answered)
                 return EXIT_OK
-            if len(line) > LINE_BOUND and not (len(line) == LINE_BOUND + 1 and line[-1:] == b"\n"):
+            if len(line) > LINE_BOUND and line[-1:] != b"\n":
                 while line and not line.endswith(b"\n"):   # skip the rest, never holding it
                     line = reader.readline(65536)
-                send(_frame(None, error=(-32700, "parse error: the line is over the %d byte "
-                                         "bound" % LINE_BOUND)))
+                data = _frame(None, error=(-32700, "parse error: the line is over the %d byte "
+                                           "bound" % LINE_BOUND))
+            elif not line.strip():
                 continue
-            if not line.strip():
-                continue
-            try:
-                data = answer_line(projection, line)
-            except Exception as exc:  # a defect in framing must not end the session
-                log(DEBUG, "frame failed", traceback=_traceback_text())
-                data = _frame(None, error=(-32603, "internal: %s" % exc))
+            else:
+                try:
+                    data = answer_line(projection, line)
+                except Exception as exc:  # a defect in framing must not end the session
+                    log(DEBUG, "frame failed", traceback=_traceback_text())
+                    data = _frame(None, error=(-32603, "internal: %s" % exc))
             if data is not None:
                 send(data)
                 answered += 1
@@ -2088,13 +2088,13 @@ def _silence_stdout():
 def inspect_text(service, projection):
     """§6 text: what would be served, labels padded to 12 columns."""
     index = service.index
-    summary_ = service.registry.summary
+    totals = service.registry.summary
     lines = ["%-11s %s" % ("repository", service.layer.root),
              "%-11s %s" % ("discovery", service.layer.discovery),
              "%-11s %s" % ("state", index.state)]
     lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
     lines.append("capabilities %d (%d builtin, %d declarative)"
-                 % (summary_["total"], summary_["builtin"], summary_["declarative"]))
+                 % (totals["total"], totals["builtin"], totals["declarative"]))
     lines += ["%-11s %s" % ("resource", uri) for uri in projection.resource_uris()]
     lines += ["%-11s %s" % ("tool", t["name"]) for t in projection.tools]
     labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
