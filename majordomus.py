@@ -2409,7 +2409,8 @@ def make_http_handler(projection):
                 return keep_alive and not exc.close, pending
             except Exception as exc:  # never let one request end the server
                 log(DEBUG, "request failed", traceback=_traceback_text())
-                self.fail(HttpError(500, "internal", "internal: %s" % exc), head_only)
+                self.fail(HttpError(500, "internal", "%s: %s" % (type(exc).__name__, exc)),
+                          head_only)
                 return False, pending
 
         def skip_body(self, length, pending):
