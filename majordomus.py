@@ -2243,9 +2243,9 @@ def _host_allowed(host):
     import socket
     host = host.strip().lower()
     if host.startswith("["):
-        name, _, rest = host[1:].partition("]")
+        name, bracket, rest = host[1:].partition("]")
         family = socket.AF_INET6
-        if rest and not re.match(r":[0-9]*\Z", rest):
+        if not bracket or (rest and not re.match(r":[0-9]*\Z", rest)):
             return False
     else:
         name, family = re.sub(r":[0-9]*\Z", "", host), socket.AF_INET
