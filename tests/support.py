@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import queue
 import shutil
 import socket
 import stat
@@ -18,6 +19,7 @@ SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
     os.path.dirname(ROOT), "shared", "fixtures", "skeleton")
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
+READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
@@ -67,10 +69,6 @@ def copy_tree(src, dst):
             if not os.path.islink(p):
                 os.chmod(p, os.stat(p).st_mode | stat.S_IWUSR)
     os.chmod(dst, os.stat(dst).st_mode | stat.S_IWUSR)
-
-
-class Scratch:
-    """A temporary directory removed at cleanup; use via make_repo/tempdir."""
 
 
 def tempdir(testcase):
@@ -137,24 +135,36 @@ def snapshot(repo):
     }
 
 
-class McpSession:
-    """A real `majordomus mcp` child over pipes."""
+class McpSession(object):
+    """A real `majordomus mcp` child over pipes, with time-bounded reads."""
 
     def __init__(self, repo, via="pyz", args=(), env=None):
         self.proc = subprocess.Popen(command(via) + ["mcp"] + list(args), cwd=repo,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=base_env(env))
-        self._stderr = []
-        self._t = threading.Thread(target=self._drain, daemon=True)
-        self._t.start()
+        self._lines = queue.Queue()
+        self._err = []
+        self._to = threading.Thread(target=self._read_out, daemon=True)
+        self._te = threading.Thread(target=self._read_err, daemon=True)
+        self._to.start()
+        self._te.start()
         self._next = 1
+        self.rc = None
 
-    def _drain(self):
+    def _read_out(self):
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        except ValueError:
+            pass
+        self._lines.put(None)
+
+    def _read_err(self):
         for line in self.proc.stderr:
-            self._stderr.append(line)
+            self._err.append(line)
 
     def stderr(self):
-        return b"".join(self._stderr).decode("utf-8", "replace")
+        return b"".join(self._err).decode("utf-8", "replace")
 
     def send_raw(self, data):
         self.proc.stdin.write(data)
@@ -163,19 +173,48 @@ class McpSession:
     def send(self, obj):
         self.send_raw(json.dumps(obj).encode("utf-8") + b"\n")
 
-    def recv_line(self, timeout=30):
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AssertionError("no answer; stderr: " + self.stderr())
+    def recv_line(self, timeout=READ_TIMEOUT):
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no answer within %ss; stderr:\n%s" % (timeout, self.stderr()))
+        if line is None:
+            self._lines.put(None)
+            raise AssertionError("stdout closed; stderr:\n" + self.stderr())
+        if not line.endswith(b"\n"):
+            raise AssertionError("answer not ended by a newline: %r" % line[:200])
         return line
 
-    def recv(self):
-        return json.loads(self.recv_line())
+    def recv(self, timeout=READ_TIMEOUT):
+        line = self.recv_line(timeout)
+        body = line[:-1]
+        if b"\n" in body:
+            raise AssertionError("a frame spans several lines")
+        return json.loads(body.decode("utf-8"))
+
+    def pending(self, wait=0.0):
+        """Lines already received and not yet read (after waiting `wait` seconds)."""
+        if wait:
+            time.sleep(wait)
+        out = []
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                return out
+            if line is None:
+                self._lines.put(None)
+                return out
+            out.append(line)
+
+    def new_id(self):
+        i = self._next
+        self._next += 1
+        return i
 
     def request(self, method, params=None, id=None):
         if id is None:
-            id = self._next
-            self._next += 1
+            id = self.new_id()
         msg = {"jsonrpc": "2.0", "id": id, "method": method}
         if params is not None:
             msg["params"] = params
@@ -193,11 +232,27 @@ class McpSession:
             self.proc.stdin.close()
         except OSError:
             pass
-        rc = self.proc.wait(timeout)
+        try:
+            self.rc = self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._to.join(5)
+        self._te.join(5)
         self.proc.stdout.close()
-        self._t.join(5)
         self.proc.stderr.close()
-        return rc
+        return self.rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
 
 
 class HttpServer:

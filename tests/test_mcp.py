@@ -5,12 +5,8 @@ repository holding the skeleton fixture, and speaks JSON-RPC to it line by line.
 """
 import json
 import os
-import queue
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
@@ -97,124 +93,7 @@ def compact_variants(value):
             json.dumps(value, separators=(",", ":"), ensure_ascii=True))
 
 
-class Session(object):
-    """A real `majordomus mcp` child over pipes, with time-bounded reads."""
-
-    def __init__(self, repo, via="pyz", args=(), env=None):
-        self.proc = subprocess.Popen(support.command(via) + ["mcp"] + list(args), cwd=repo,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=support.base_env(env))
-        self._lines = queue.Queue()
-        self._err = []
-        self._to = threading.Thread(target=self._read_out, daemon=True)
-        self._te = threading.Thread(target=self._read_err, daemon=True)
-        self._to.start()
-        self._te.start()
-        self._next = 1
-        self.rc = None
-
-    def _read_out(self):
-        try:
-            for line in self.proc.stdout:
-                self._lines.put(line)
-        except ValueError:
-            pass
-        self._lines.put(None)
-
-    def _read_err(self):
-        for line in self.proc.stderr:
-            self._err.append(line)
-
-    def stderr(self):
-        return b"".join(self._err).decode("utf-8", "replace")
-
-    def send_raw(self, data):
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send(self, obj):
-        self.send_raw(json.dumps(obj).encode("utf-8") + b"\n")
-
-    def recv_line(self, timeout=TIMEOUT):
-        try:
-            line = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError("no answer within %ss; stderr:\n%s" % (timeout, self.stderr()))
-        if line is None:
-            self._lines.put(None)
-            raise AssertionError("stdout closed; stderr:\n" + self.stderr())
-        if not line.endswith(b"\n"):
-            raise AssertionError("answer not ended by a newline: %r" % line[:200])
-        return line
-
-    def recv(self, timeout=TIMEOUT):
-        line = self.recv_line(timeout)
-        body = line[:-1]
-        if b"\n" in body:
-            raise AssertionError("a frame spans several lines")
-        return json.loads(body.decode("utf-8"))
-
-    def pending(self, wait=0.0):
-        """Lines already received and not yet read (after waiting `wait` seconds)."""
-        if wait:
-            time.sleep(wait)
-        out = []
-        while True:
-            try:
-                line = self._lines.get_nowait()
-            except queue.Empty:
-                return out
-            if line is None:
-                self._lines.put(None)
-                return out
-            out.append(line)
-
-    def new_id(self):
-        i = self._next
-        self._next += 1
-        return i
-
-    def request(self, method, params=None, id=None):
-        if id is None:
-            id = self.new_id()
-        msg = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-        return self.recv()
-
-    def notify(self, method, params=None):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send(msg)
-
-    def close(self, timeout=10):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.rc = self.proc.wait(timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        self._to.join(5)
-        self._te.join(5)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        return self.rc
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()
-            except (OSError, ValueError):
-                pass
+Session = support.McpSession
 
 
 class McpTestCase(unittest.TestCase):
