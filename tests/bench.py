@@ -565,10 +565,10 @@ def section_mcp(table, repo, label, reps, heavy_reps, big):
     dead = None
     try:
         try:
-            line = pipe.transact(frame(next_id, "initialize", {
+            pipe.transact(frame(next_id, "initialize", {
                 "protocolVersion": "2025-06-18", "capabilities": {},
                 "clientInfo": {"name": "majordomus-bench", "version": "0"}}), 1,
-                SPAWN_TIMEOUT)[0]
+                SPAWN_TIMEOUT)
             next_id += 1
             pipe.transact(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n', 0)
         except ChildGone as e:

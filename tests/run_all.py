@@ -6,7 +6,7 @@
      validator, for the tests that need a real client;
   3. the unittest suite (tests/test_*.py) under every CPython 3.9-3.13 found on the machine
      (pyenv versions, or python3.X on PATH), two interpreters at a time;
-  4. the SDK client test and the OpenAPI validation under the virtual environment;
+  4. the SDK client test, the OpenAPI validation and pyflakes under the virtual environment;
   5. the bash cases test/cases/*.sh against the built majordomus.pyz.
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import support  # noqa: E402
 
 VENV = os.path.join(ROOT, ".venv")
-VENV_PACKAGES = ["mcp", "openapi-spec-validator"]
+VENV_PACKAGES = ["mcp", "openapi-spec-validator", "pyflakes"]
+LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 14)
 
 
@@ -156,6 +157,16 @@ def venv_python(tally):
     return python
 
 
+def lint(tally, python):
+    """pyflakes over the product and the tests: unused imports, undefined names."""
+    proc = subprocess.run([python, "-m", "pyflakes"] + LINTED, cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    clean = proc.returncode == 0
+    say("lint (pyflakes): %s" % ("clean" if clean else "FAILED\n"
+                                 + proc.stdout.decode("utf-8", "replace")))
+    tally.add(int(clean), int(not clean))
+
+
 def run_cases(tally, python):
     """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
@@ -217,6 +228,8 @@ def main():
         summary, output = run_unit(venv, ["sdk_client_test", "test_http.HttpRoutesTest.test_openapi"],
                                    {"MAJORDOMUS_REQUIRE_VALIDATOR": "1"})
         report_unit(tally, "venv (mcp SDK, openapi-spec-validator)", summary, output, started)
+    if venv:
+        lint(tally, venv)
     run_cases(tally, sys.executable)
     for note in tally.notes:
         say("note: " + note)

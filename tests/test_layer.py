@@ -9,9 +9,6 @@ import json
 import os
 import re
 import shutil
-import stat
-import sys
-import tempfile
 import unittest
 
 from tests import support

@@ -3,9 +3,7 @@ resolution (§8), the shipped data files (§4.1), and the project's own layer (�
 import copy
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
 import support
