@@ -92,6 +92,23 @@ def make_repo(testcase, files=None, skeleton=True, commit=True, git_init=True, n
     return os.path.realpath(repo)
 
 
+class _ClassScope(object):
+    """Lets make_repo register its cleanup on a class (for setUpClass)."""
+
+    def __init__(self, cls):
+        self.addCleanup = cls.addClassCleanup
+
+
+def class_repo(cls, files=None):
+    """make_repo for setUpClass: the repository lives as long as the test class."""
+    return make_repo(_ClassScope(cls), files=files)
+
+
+def read_bytes(repo, rel):
+    with open(os.path.join(repo, rel), "rb") as handle:
+        return handle.read()
+
+
 def commit_all(repo, message="commit"):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", message)

@@ -68,19 +68,6 @@ DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenanc
                    "http", "cli", "input", "output"]
 
 
-def class_repo(cls, files=None):
-    d = tempfile.mkdtemp(prefix="mj-test-")
-    cls.addClassCleanup(shutil.rmtree, d, True)
-    repo = os.path.join(d, "repo")
-    os.makedirs(repo)
-    support.copy_tree(support.SKELETON, repo)
-    for rel, data in (files or {}).items():
-        support.write(repo, rel, data)
-    support.git(repo, "init", "-q", "-b", "main")
-    support.commit_all(repo)
-    return os.path.realpath(repo)
-
-
 def media_type(path):
     return "application/yaml" if path.endswith(".yaml") else "text/markdown"
 
@@ -218,7 +205,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def test_list_text(self):
         for via in VIAS:
@@ -309,7 +296,7 @@ class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def test_describe_json(self):
         for via in VIAS:
@@ -397,7 +384,7 @@ class GetTest(CliAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def file_bytes(self, rel):
         with open(os.path.join(self.repo, rel), "rb") as f:
@@ -536,7 +523,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls, files={
+        cls.repo = support.class_repo(cls, files={
             ".ai/repo/rules/project/broken.v1.md": "---\nid: broken\nversion: 1\n"})
 
     def test_strict_refuses(self):

@@ -120,20 +120,6 @@ def q(value):
     return urllib.parse.quote(value, safe="")
 
 
-def class_repo(cls, files=None):
-    """A scratch repository (skeleton + files, committed) that lives as long as the class."""
-    d = tempfile.mkdtemp(prefix="mj-test-")
-    cls.addClassCleanup(shutil.rmtree, d, True)
-    repo = os.path.join(d, "repo")
-    os.makedirs(repo)
-    support.copy_tree(support.SKELETON, repo)
-    for rel, data in (files or {}).items():
-        support.write(repo, rel, data)
-    support.git(repo, "init", "-q", "-b", "main")
-    support.commit_all(repo)
-    return os.path.realpath(repo)
-
-
 def stop_server(srv, sig=None):
     """support.HttpServer.stop, then close the stderr pipe too (no ResourceWarning)."""
     try:
@@ -148,6 +134,16 @@ def start_server(cls, repo, via="pyz", args=()):
     return srv
 
 
+def parse_head(head):
+    """(status, headers with lower-cased names) of a raw HTTP response head."""
+    lines = head.decode("iso-8859-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(lines[0].split()[1]), headers
+
+
 def fast_tempdir():
     """A temporary directory, on tmpfs when there is one (10,000 files are written)."""
     shm = "/dev/shm"
@@ -157,11 +153,6 @@ def fast_tempdir():
         except OSError:
             pass
     return tempfile.mkdtemp(prefix="mj-test-")
-
-
-def read_bytes(repo, rel):
-    with open(os.path.join(repo, rel), "rb") as f:
-        return f.read()
 
 
 def heading(text):
@@ -175,7 +166,7 @@ def expected_objects(repo):
     """The skeleton's objects as (uri, summary dict, content text), in URI order."""
     out = []
     for uri, kind, identity, path, klass, section in sorted(SKELETON_OBJECTS):
-        text = read_bytes(repo, path).decode("utf-8")
+        text = support.read_bytes(repo, path).decode("utf-8")
         if kind == "document":
             title = heading(text)
         else:
@@ -224,12 +215,7 @@ def read_raw_response(sock):
         head, sep, rest = buf.partition(b"\r\n\r\n")
         if not sep:
             raise AssertionError("no complete response head; got %r" % buf[:300])
-        lines = head.decode("iso-8859-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
+        status, headers = parse_head(head)
         length = int(headers.get("content-length", "0"))
         while len(rest) < length:
             chunk = sock.recv(65536)
@@ -357,7 +343,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
         cls.srv = start_server(cls, cls.repo)
 
     def test_index(self):
@@ -429,7 +415,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
 
     def test_object_rule(self):
         doc = self.get_ok(self.srv, "/api/v1/object?uri=" + q(RULE_URI))
-        content = read_bytes(self.repo, RULE_PATH)
+        content = support.read_bytes(self.repo, RULE_PATH)
         self.assertEqual(list(doc), ["source", "uri", "id", "kind", "identity", "title",
                                      "description", "metadata", "provenance", "media_type",
                                      "content"])
@@ -457,13 +443,13 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         doc = self.get_ok(self.srv, "/api/v1/object?uri=" + q(README_URI))
         self.assertEqual(doc["provenance"], {"path": "README.md", "directory": ".",
                                              "source_class": "readme",
-                                             "bytes": len(read_bytes(self.repo, "README.md"))})
+                                             "bytes": len(support.read_bytes(self.repo, "README.md"))})
         self.assertEqual(doc["metadata"], {})
         self.assertEqual(doc["title"], "Skeleton fixture")
         self.assertNotIn("description", doc)
         doc = self.get_ok(self.srv, "/api/v1/object?uri=" + q(PLAN_URI))
         self.assertEqual(doc["content"].encode("utf-8"),
-                         read_bytes(self.repo, ".ai/repo/workflows/plan.md"))
+                         support.read_bytes(self.repo, ".ai/repo/workflows/plan.md"))
         doc = self.get_ok(self.srv, "/api/v1/object?uri=" + q(
             "majordomus://profile/implementation"))
         self.assertEqual(doc["media_type"], "application/yaml")
@@ -873,7 +859,7 @@ class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def test_main_paths_both_entries(self):
         for via in ("pyz", "py"):
@@ -887,7 +873,7 @@ class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
                     self.assertEqual(doc["count"], 9)
                     doc = self.get_ok(srv, "/api/v1/object?uri=" + q(RULE_URI))
                     self.assertEqual(doc["content"].encode("utf-8"),
-                                     read_bytes(self.repo, RULE_PATH))
+                                     support.read_bytes(self.repo, RULE_PATH))
                     self.assert_error(srv.request("GET", "/nope"), 404, "not_found",
                                       "no route GET /nope; the routes are listed at "
                                       "/openapi.json")
@@ -1035,12 +1021,7 @@ class HttpBusyTest(HttpAsserts, unittest.TestCase):
         for s in socks:
             head, _, body = data[s].partition(b"\r\n\r\n")
             self.assertTrue(head, "an empty answer")
-            lines = head.decode("iso-8859-1").split("\r\n")
-            status = int(lines[0].split()[1])
-            headers = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
+            status, headers = parse_head(head)
             self.assert_headers(headers, body)
             doc = json.loads(body.decode("utf-8"))
             if status == 503:

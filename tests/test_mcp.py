@@ -72,22 +72,6 @@ PHASES = ("repository_discovery", "index_build", "registry_build", "handler_exec
 TIMEOUT = 30
 
 
-class _ClassScope(object):
-    """Lets support.make_repo register its cleanup on a class (setUpClass)."""
-
-    def __init__(self, cls):
-        self.addCleanup = cls.addClassCleanup
-
-
-def class_repo(cls, files=None):
-    return support.make_repo(_ClassScope(cls), files=files)
-
-
-def read_bytes(repo, rel):
-    with open(os.path.join(repo, rel), "rb") as f:
-        return f.read()
-
-
 def compact_variants(value):
     return (json.dumps(value, separators=(",", ":"), ensure_ascii=False),
             json.dumps(value, separators=(",", ":"), ensure_ascii=True))
@@ -198,7 +182,7 @@ class McpTestCase(unittest.TestCase):
 class TransportTests(McpTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def test_seven_requests_one_notification_seven_lines(self):
         frames = [
@@ -376,7 +360,7 @@ class TransportTests(McpTestCase):
 class SkeletonTests(McpTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     # --- initialize -------------------------------------------------------------------
 
@@ -467,7 +451,7 @@ class SkeletonTests(McpTestCase):
                 "provenance": {"path": RULE_PATH,
                                "directory": ".ai/repo/rules/vendor/majordomus/rules",
                                "source_class": "rule", "section": "rules",
-                               "bytes": len(read_bytes(self.repo, RULE_PATH))}}}})
+                               "bytes": len(support.read_bytes(self.repo, RULE_PATH))}}}})
         self.assertEqual(list(rule["_meta"]["majordomus"]["provenance"]),
                          ["path", "directory", "source_class", "section", "bytes"])
         policy = by_uri[POLICY_URI]
@@ -479,12 +463,12 @@ class SkeletonTests(McpTestCase):
                 "identity": ".ai/repo/policy.yaml",
                 "provenance": {"path": POLICY_PATH, "directory": ".ai/repo",
                                "source_class": "policy", "section": "policy",
-                               "bytes": len(read_bytes(self.repo, POLICY_PATH))}}}})
+                               "bytes": len(support.read_bytes(self.repo, POLICY_PATH))}}}})
         readme = by_uri[README_URI]
         self.assertEqual(readme["title"], "Skeleton fixture")
         self.assertEqual(readme["_meta"]["majordomus"]["provenance"], {
             "path": "README.md", "directory": ".", "source_class": "readme",
-            "bytes": len(read_bytes(self.repo, "README.md"))})
+            "bytes": len(support.read_bytes(self.repo, "README.md"))})
         self.assertEqual(by_uri[PROMPT_URI]["description"], "resume a task from durable state")
         for uri, (kind, identity, path, cls, section) in SKELETON_OBJECTS.items():
             item = by_uri[uri]
@@ -499,7 +483,7 @@ class SkeletonTests(McpTestCase):
             self.assertEqual(prov["directory"], os.path.dirname(path) or ".")
             self.assertEqual(prov["source_class"], cls)
             self.assertEqual(prov.get("section"), section)
-            self.assertEqual(prov["bytes"], len(read_bytes(self.repo, path)))
+            self.assertEqual(prov["bytes"], len(support.read_bytes(self.repo, path)))
         # nothing under the local half
         self.assertFalse([u for u in by_uri if ".ai/local" in u])
 
@@ -511,7 +495,7 @@ class SkeletonTests(McpTestCase):
     # --- resources/read ---------------------------------------------------------------
 
     def test_read_rule_byte_for_byte(self):
-        raw = read_bytes(self.repo, RULE_PATH)
+        raw = support.read_bytes(self.repo, RULE_PATH)
         for via in VIAS:
             with self.subTest(via=via):
                 s = self.open(self.repo, via=via)
@@ -530,7 +514,7 @@ class SkeletonTests(McpTestCase):
             self.assertEqual(len(r["contents"]), 1)
             c = r["contents"][0]
             self.assertEqual(c["uri"], uri)
-            self.assertEqual(c["text"].encode("utf-8"), read_bytes(self.repo, path))
+            self.assertEqual(c["text"].encode("utf-8"), support.read_bytes(self.repo, path))
 
     def test_read_repository(self):
         for via in VIAS:
@@ -619,7 +603,7 @@ class SkeletonTests(McpTestCase):
     # --- tools/call -------------------------------------------------------------------
 
     def test_get_prompt(self):
-        raw = read_bytes(self.repo, PROMPT_PATH)
+        raw = support.read_bytes(self.repo, PROMPT_PATH)
         for via in VIAS:
             with self.subTest(via=via):
                 s = self.open(self.repo, via=via)
@@ -648,7 +632,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(sc["metadata"]["tags"], ["scope", "verification"])
         self.assertEqual(sc["metadata"]["x-majordomus"]["exit_code"], 10)
         self.assertEqual(list(sc["metadata"])[:4], ["id", "version", "kind", "title"])
-        self.assertEqual(sc["content"].encode("utf-8"), read_bytes(self.repo, RULE_PATH))
+        self.assertEqual(sc["content"].encode("utf-8"), support.read_bytes(self.repo, RULE_PATH))
         sc = self.tool(s, "majordomus_get", {"uri": POLICY_URI})
         self.assertNotIn("title", sc)
         self.assertNotIn("description", sc)
@@ -771,7 +755,7 @@ class SkeletonTests(McpTestCase):
         # many hits, in URI order, snippet = first matching content line, trimmed
         expected = []
         for uri in SKELETON_URIS:
-            text = read_bytes(self.repo, SKELETON_OBJECTS[uri][2]).decode("utf-8")
+            text = support.read_bytes(self.repo, SKELETON_OBJECTS[uri][2]).decode("utf-8")
             lines = [l for l in text.split("\n") if "scope" in l.lower()]
             if lines or "scope" in uri.lower():
                 expected.append((uri, lines[0].strip()[:200] if lines else None))
@@ -897,7 +881,7 @@ class SkeletonTests(McpTestCase):
 class FrameErrorTests(McpTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def bad(self, s, raw, code, id=None, message=None, prefix=None, contains=None):
         s.send_raw(raw)
@@ -1132,7 +1116,7 @@ class FrameErrorTests(McpTestCase):
 class LoadTests(McpTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls)
+        cls.repo = support.class_repo(cls)
 
     def test_thousand_pipelined_requests_in_order(self):
         s = self.open(self.repo)
@@ -1259,7 +1243,7 @@ BROKEN_RULE = ".ai/repo/rules/project/broken.v1.md"
 class DegradedTests(McpTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls, files={BROKEN_RULE: "---\nid: broken\nversion: 1\n"})
+        cls.repo = support.class_repo(cls, files={BROKEN_RULE: "---\nid: broken\nversion: 1\n"})
 
     def test_degraded_index_still_serves(self):
         for via in VIAS:
@@ -1280,7 +1264,7 @@ class DegradedTests(McpTestCase):
                 self.assertEqual(self.tool(s, "majordomus_repository"), report)
                 rule = self.assertResult(s.request("resources/read", {"uri": RULE_URI}, id=3), 3)
                 self.assertEqual(rule["contents"][0]["text"].encode(),
-                                 read_bytes(self.repo, RULE_PATH))
+                                 support.read_bytes(self.repo, RULE_PATH))
                 lst = self.tool(s, "majordomus_list", {})
                 self.assertEqual([o["uri"] for o in lst["objects"]], SKELETON_URIS)
                 self.assertFalse([o for o in lst["objects"] if o["path"] == BROKEN_RULE])
@@ -1307,7 +1291,7 @@ class ContentFidelityTests(McpTestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.repo = class_repo(cls, files={
+        cls.repo = support.class_repo(cls, files={
             cls.CRLF_DOC: cls.CRLF_BYTES,
             cls.LONG_DOC: "# Long\n\nnothing here\n" + cls.LONG_LINE + "\nneedle again\n",
         })
@@ -1395,13 +1379,13 @@ class ReadOnlyTests(McpTestCase):
                 for rel in (RULE_PATH, "README.md"):
                     os.utime(os.path.join(repo, rel), (future, future))
                 st = os.stat(index)
-                raw = read_bytes(repo, ".git/index")
+                raw = support.read_bytes(repo, ".git/index")
                 s = self.open(repo, via=via)
                 self.exercise(s)
                 self.assertEqual(s.close(), 0, s.stderr())
                 st2 = os.stat(index)
                 self.assertEqual(st2.st_mtime_ns, st.st_mtime_ns, ".git/index was rewritten")
-                self.assertEqual(read_bytes(repo, ".git/index"), raw)
+                self.assertEqual(support.read_bytes(repo, ".git/index"), raw)
                 self.assertFalse(os.path.exists(index + ".lock"))
 
 
