@@ -540,13 +540,14 @@ def find_root(start):
         directory = parent
 
 
-def _read_declaration(root, relative, missing_code):
-    """Parse one of the repository's YAML declarations; fatal errors name its path."""
+def _read_declaration(root, relative):
+    """Parse one of the repository's YAML declarations; fatal errors name its path
+    (unreadable: exit 13; not the subset: exit 10)."""
     try:
         with open(os.path.join(root, relative), "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise Fatal(missing_code, "%s: cannot be read: %s" % (relative, _os_reason(exc)))
+        raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, _os_reason(exc)))
     try:
         return parse_subset(data.decode("utf-8"))
     except (UnicodeDecodeError, SubsetError) as exc:
@@ -598,7 +599,7 @@ def _ai_path(value):
 
 def read_manifest(root, allow):
     """§2.2, with its processing order: subset, unknown keys, schema, required keys."""
-    tree = _read_declaration(root, MANIFEST, EXIT_INTERNAL)
+    tree = _read_declaration(root, MANIFEST)
     unknown = allow.unknown(key_paths(tree))
     if unknown:
         raise Fatal(EXIT_CONTRACT, "%s: unknown key(s): %s" % (MANIFEST, ", ".join(unknown)))
@@ -636,6 +637,7 @@ class SourceClass:
 GLOB_MAGIC = ":(glob)"
 _CLASS_KEYS = (("id", str), ("kind", str), ("discovery", str), ("pathspec", str),
                ("required", bool))
+_CLASS_KEY_NAMES = frozenset(name for name, _ in _CLASS_KEYS)
 
 
 def read_sources(root, manifest):
@@ -644,7 +646,7 @@ def read_sources(root, manifest):
         raise Fatal(EXIT_CONTRACT, "%s: no 'knowledge' section, so no sources can be declared"
                     % MANIFEST)
     where = manifest.sections["knowledge"] + "/sources.yaml"
-    tree = _read_declaration(root, where, EXIT_INTERNAL)
+    tree = _read_declaration(root, where)
     for key in tree:
         if key not in ("version", "sources"):
             raise Fatal(EXIT_CONTRACT, "%s: unknown key '%s'" % (where, key))
@@ -658,7 +660,7 @@ def read_sources(root, manifest):
         label = ("class '%s'" % spec["id"] if isinstance(spec.get("id"), str)
                  else "class %d" % position)
         for key in spec:
-            if key not in dict(_CLASS_KEYS):
+            if key not in _CLASS_KEY_NAMES:
                 raise Fatal(EXIT_CONTRACT, "%s: %s: unknown key '%s'" % (where, label, key))
         for key, expected in _CLASS_KEYS:
             _typed_key(spec, key, expected, "%s: %s" % (where, label))
