@@ -122,7 +122,7 @@ def _scalar(text, line):
         raise SubsetError("unsupported YAML construct on line %d: %s" % (line, text))
     if text[:1] == "[" and text[-1:] == "]":
         inside = text[1:-1]
-        if not inside:
+        if not inside.strip(" "):
             return []
         items = []
         for element in inside.split(","):
@@ -218,9 +218,9 @@ def parse_subset(text):
         if "\t" in raw:
             raise SubsetError("tab character on line %d" % number)
         content = raw.lstrip(" ")
-        if not content or content[0] == "#" or (content[0] == "-" and content.rstrip() == "---"):
-            continue
         indent = len(raw) - len(content)
+        if not content or content[0] == "#" or (not indent and raw.rstrip(" ") == "---"):
+            continue   # (an indented `---` is no separator: rules 3-5 judge it)
         if indent & 1:
             raise SubsetError("odd indentation on line %d" % number)
         if not indent and content[0] != "-":
@@ -246,7 +246,7 @@ def parse_subset(text):
                 reader.root[name] = _scalar(value, number)
             continue
         level = indent >> 1
-        if content[0] == "-" and (content == "-" or content[1] == " "):
+        if content[:2] == "- ":   # a bare `-` is no item: it cannot parse as a key line
             parent = pend[level] if level < len(pend) else None
             if parent is None:
                 raise SubsetError("list item without a parent key on line %d" % number)
@@ -257,10 +257,11 @@ def parse_subset(text):
                 reader.leaf(path, _scalar(item, number) if item else "", number)
                 continue
             # A mapping item: its keys sit one level (two columns) deeper than the dash.
+            # Like a scalar item it leaves `pend` alone: a later `- x` at level + 1 is
+            # still an item of the parent that set pend[level + 1].
             reader.mapping_item(path, number)
             del ctx[level + 1:]
             _put(ctx, level + 1, path)
-            del pend[level + 1:]
             _key_line(reader, ctx, pend, level + 1, path, key, item, number)
             continue
         key = _KEY_LINE.match(content)

@@ -84,7 +84,7 @@ SKIPPED_LINES = [
      {"a": {"b": 1, "c": 2}}),
     ("blank lines inside a mapping", "a:\n\n  b: 1\n   \n  c: 2\n", {"a": {"b": 1, "c": 2}}),
     ("--- with trailing spaces is skipped", "---   \na: 1\n", {"a": 1}),
-    ("indented --- is skipped (even odd)", " ---\na: 1\n   ---  \nb: 2\n", {"a": 1, "b": 2}),
+    ("--- at column 0 between keys, trailing spaces", "a: 1\n---  \nb: 2\n", {"a": 1, "b": 2}),
     ("documents merge into one mapping", "a: 1\n---\nb: 2\n---\nc: 3\n", {"a": 1, "b": 2, "c": 3}),
     ("leading --- then keys", "---\nname: x\n", {"name": "x"}),
     ("a skipped --- does not reset nesting", "a:\n  b: 1\n---\n  c: 2\n", {"a": {"b": 1, "c": 2}}),
@@ -100,6 +100,8 @@ ODD_INDENTATION = [
     ("odd beats cannot-parse", "a:\n   ???\n", "odd indentation on line 2"),
     ("odd beats unexpected indentation", "a: 1\n     b: 2\n", "odd indentation on line 2"),
     ("odd after blank lines", "a: 1\n\n\n b: 2\n", "odd indentation on line 4"),
+    ("' ---' is no separator (§3.1 rule 2)", " ---\na: 1\n", "odd indentation on line 1"),
+    ("'   ---  ' is no separator", "a: 1\n   ---  \n", "odd indentation on line 2"),
 ]
 
 CANNOT_PARSE = [
@@ -120,6 +122,10 @@ CANNOT_PARSE = [
     ("---- is not a document marker", "----\n", "cannot parse line 1: ----"),
     ("--- followed by text is not a marker", "--- a\n", "cannot parse line 1: --- a"),
     ("dash-led word is not a list item", "a:\n  -x\n", "cannot parse line 2: -x"),
+    ("'  ---' is no separator: it cannot parse", "  ---\n", "cannot parse line 1: ---"),
+    ("indented --- under a parent cannot parse", "a:\n  ---\n", "cannot parse line 2: ---"),
+    ("a bare - is no list item (§3.1 rule 4)", "l:\n  -\n  - x\n", "cannot parse line 2: -"),
+    ("a bare - at the key's indentation", "l:\n-\n", "cannot parse line 2: -"),
     ("message drops the leading spaces", "a:\n  just text\n", "cannot parse line 2: just text"),
     ("parse is checked before nesting", "a: 1\n  foo\n", "cannot parse line 2: foo"),
     ("message carries no CR", "a: 1\r\nfoo bar\r\n", "cannot parse line 2: foo bar"),
@@ -187,7 +193,6 @@ NESTING = [
                      "  - http://x/#f\n  - a:b: c\n",
      {"l": ["lib/auth", "Every surface agrees: the CLI", "key:value", "http://x/#f", "a:b: c"]}),
     ("- - a is the scalar '- a'", "l:\n  - - a\n", {"l": ["- a"]}),
-    ("- alone is the empty string", "l:\n  -\n  - x\n", {"l": ["", "x"]}),
     ("'- ' with nothing after it is the empty string", "l:\n  - \n  -   \n", {"l": ["", ""]}),
     ("- - alone is the string '-'", "l:\n  - -\n", {"l": ["-"]}),
     ("item values are scalars (typed, quoted, commented)",
@@ -206,6 +211,11 @@ NESTING = [
     # key's own indentation, so `- y` at 2 continues the list of a.b.
     ("list resumed at the key's own indentation", "a:\n  b:\n    - x\n  - y\n",
      {"a": {"b": ["x", "y"]}}),
+    # §3.2: neither kind of item touches pend, so `- x` at level 1 after a mapping item
+    # is still an item of `p` (pend[2] was set by `p:` on line 1).
+    ("a mapping item leaves pend alone", "p:\n- k: v\n  - x\n", {"p": [{"k": "v"}, "x"]}),
+    ("pend kept after several mapping items", "p:\n- a: 1\n- b: 2\n  - c\n  - d\n",
+     {"p": [{"a": 1}, {"b": 2}, "c", "d"]}),
     ("nested item mappings", "l:\n  - k:\n      - m: 1\n        n: [x]\n    j: 2\n",
      {"l": [{"k": [{"m": 1, "n": ["x"]}], "j": 2}]}),
 ]
@@ -232,7 +242,8 @@ LIST_WITHOUT_PARENT = [
     ("a root key drops every pending list", "a:\n  - x\nb: 1\n- y\n",
      "list item without a parent key on line 4"),
     ("after comments", "# c\n\n  - x\n", "list item without a parent key on line 3"),
-    ("bare dash at the top", "-\n", "list item without a parent key on line 1"),
+    ("a key of the item drops the pending list", "p:\n- k: v\n  j: w\n  - x\n",
+     "list item without a parent key on line 4"),
 ]
 
 GIVEN_TWICE = [
@@ -302,6 +313,8 @@ NOT_REFUSED = [
 
 INLINE_LISTS = [
     ("[]", []),
+    ("[ ]", []),
+    ("[   ]", []),
     ("[a, b]", ["a", "b"]),
     ("[a,b]", ["a", "b"]),
     ("[ a ,  b ]", ["a", "b"]),
@@ -414,7 +427,6 @@ FRONT_MATTER = [
     ("body keeps its leading blank line", "---\na: 1\n---\n\n# T\n", {"a": 1}, "\n# T\n"),
     ("body keeps later --- lines", "---\na: 1\n---\nx\n---\ny\n", {"a": 1}, "x\n---\ny\n"),
     ("'--- ' is not a fence (skipped inside)", "---\na: 1\n--- \n---\nbody", {"a": 1}, "body"),
-    ("'  ---' is not a fence (skipped inside)", "---\na: 1\n  ---\n---\nbody", {"a": 1}, "body"),
     ("tabs in the body are not front matter", "---\na: 1\n---\n\tbody\n", {"a": 1}, "\tbody\n"),
     ("nested front matter", "---\na:\n  - x\nb:\n  c: 1\n---\n", {"a": ["x"], "b": {"c": 1}}, ""),
     ("the skeleton's prompt", PROMPT_TEXT,
@@ -454,6 +466,8 @@ FRONT_MATTER_ERRORS = [
     ("list item without parent inside", "---\n- x\n---\n", "list item without a parent key on line 1"),
     ("refused construct inside", "---\nk: |\n  text\n---\n", "unsupported YAML construct on line 1: |"),
     ("odd indentation inside", "---\na:\n   b: 1\n---\n", "odd indentation on line 2"),
+    ("'  ---' is not a fence, and cannot parse inside", "---\na: 1\n  ---\n---\nbody",
+     "cannot parse line 2: ---"),
     ("mixes inside", "---\na:\n  b: 1\n- x\n---\n", "'a.0' mixes a list with a mapping, on line 3"),
 ]
 
