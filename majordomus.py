@@ -364,44 +364,57 @@ def render_scalar(value):
 
 def read_embedded(relative):
     """The bytes of a data file shipped with the tool; OSError when it is not there."""
-    where = os.path.join(os.path.dirname(os.path.abspath(__file__)), relative)
     loader = globals().get("__loader__")
-    if loader is not None and hasattr(loader, "get_data"):
-        return loader.get_data(where)
+    archive = getattr(loader, "archive", None)
+    if archive:
+        # Inside a zipapp. zipimport names entries by the archive path exactly as the
+        # interpreter was given it (relative, with `..`, through a symlink), so build the
+        # name from that path, never from an absolute form of __file__.
+        return loader.get_data(os.path.join(archive, loader.prefix, relative))
+    where = os.path.join(os.path.dirname(os.path.realpath(__file__)), relative)
     with open(where, "rb") as handle:
         return handle.read()
 
 
-def _schema_defect(message):
-    return Fatal(EXIT_INTERNAL, "embedded kind schema is invalid: " + message)
+class KindsError(Exception):
+    """A kinds file or an allow-list that cannot be used; str() is the reason (§4.1, §4.4).
+    The caller adds where: exit 13 for the shipped files, exit 10 for the repository's."""
+
+
+def _schema_defect(reason):
+    return Fatal(EXIT_INTERNAL, "embedded kind schema is invalid: " + reason)
 
 
 class AllowList:
-    """One allow-list: anchored patterns, one per line (§3.5); compiled on first use."""
+    """One allow-list: anchored patterns, one per line (§3.5); compiled on first use.
+    `where` is the list's path as unknown_key messages name it."""
 
-    def __init__(self, name, patterns):
+    def __init__(self, name, patterns, where=None):
         self.name = name
         self.patterns = patterns
+        self.where = where or "share/allow/%s.txt" % name
         self._matcher = None
         self._seen = {}
 
     @classmethod
-    def from_text(cls, name, text):
+    def from_text(cls, name, text, where=None):
         return cls(name, [line for line in text.split("\n")
-                          if line.strip() and not line.startswith("#")])
+                          if line.strip() and not line.startswith("#")], where)
 
     @classmethod
-    def load(cls, name):
-        relative = "share/allow/%s.txt" % name
+    def shipped(cls, name):
+        """A list of share/allow/; None when the tool ships none of that name."""
         try:
-            text = read_embedded(relative).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _schema_defect("%s: %s" % (relative, _os_reason(exc)))
-        allow = cls.from_text(name, text)
-        allow.compile(relative)
-        return allow
+            text = read_embedded("share/allow/%s.txt" % name)
+        except OSError:
+            return None
+        try:
+            return cls.from_text(name, text.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise _schema_defect("share/allow/%s.txt: %s" % (name, exc))
 
-    def compile(self, where="share/allow/%s.txt"):
+    def compile(self):
+        """The matcher; KindsError naming the first pattern that is not a regular expression."""
         try:
             # fullmatch: a pattern written without ^…$ is still anchored.
             self._matcher = re.compile("|".join("(?:%s)" % p for p in self.patterns)
@@ -411,93 +424,191 @@ class AllowList:
                 try:
                     re.compile(pattern)
                 except re.error as exc:
-                    raise _schema_defect("%s: pattern %r: %s" % (where, pattern, exc))
-            raise
+                    raise KindsError("pattern %r: %s" % (pattern, exc))
+            raise KindsError("the patterns do not combine into one expression")
         return self._matcher
 
     def allows(self, path):
         known = self._seen.get(path)
         if known is None:
-            matcher = self._matcher or self.compile()
+            matcher = self._matcher or self._shipped_matcher()
             known = self._seen[path] = matcher(path) is not None
         return known
+
+    def _shipped_matcher(self):
+        # A shipped list is compiled on first use (start-up pays only for the lists a
+        # layer uses); a repository list was compiled when it was read.
+        try:
+            return self.compile()
+        except KindsError as exc:
+            raise _schema_defect("%s: %s" % (self.where, exc))
 
     def unknown(self, paths):
         """The paths no pattern allows, in the order given."""
         return [path for path in paths if not self.allows(path)]
 
 
+FORMATS = ("markdown", "yaml", "text")
+_MEDIA_TYPES = {"markdown": "text/markdown", "yaml": "application/yaml", "text": "text/plain"}
+
+
 class Kind:
-    """One entry of schema/kinds.yaml (§4.1)."""
+    """One kind of object, as a kinds file declares it (§4.1); `allow` is its AllowList."""
 
     __slots__ = ("name", "format", "front_matter", "without_front_matter", "allow",
                  "identity", "title", "description", "version_field", "supported",
-                 "media_type")
+                 "members", "prompt", "media_type")
 
-    def __init__(self, name, spec):
+    def __init__(self, name, spec, allow):
         self.name = name
         self.format = spec["format"]
         self.front_matter = spec.get("front_matter", "none")
         self.without_front_matter = spec.get("without_front_matter")
-        self.allow = spec.get("allow")
+        self.allow = allow
         self.identity = spec.get("identity", [])
         self.title = spec.get("title")
         self.description = spec.get("description")
         version = spec.get("schema_version") or {}
         self.version_field = version.get("field")
         self.supported = version.get("supported", [])
-        self.media_type = "text/markdown" if self.format == "markdown" else "application/yaml"
+        self.members = spec.get("members")
+        self.prompt = spec.get("prompt") == "body"
+        self.media_type = _MEDIA_TYPES[self.format]
 
 
-_KIND_FIELDS = {"format", "front_matter", "without_front_matter", "allow", "identity",
-                "title", "description", "schema_version"}
+KINDS_SCHEMA = "majordomus-kinds/v1"
+SHIPPED_KINDS = "schema/kinds.yaml"
+_KINDS_TOP = ("schema", "declared", "kinds")
+_KIND_FIELDS = ("format", "front_matter", "without_front_matter", "allow", "identity", "title",
+                "description", "schema_version", "members", "prompt")
 _NAMESPACE = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
-def load_kinds():
-    """Read and check schema/kinds.yaml and every allow-list it names; exit 13 on a defect."""
+def check_kinds_tree(tree):
+    """The field-by-field checks of one kinds file (§4.1): (declared, {name: spec}).
+    Raise KindsError with the first reason."""
+    unknown = [key for key in tree if key not in _KINDS_TOP]
+    if unknown:
+        raise KindsError("unknown field(s): " + ", ".join(unknown))
+    if tree.get("schema") != KINDS_SCHEMA:
+        found = render_scalar(tree.get("schema"))
+        raise KindsError("schema '%s' is not %s" % ("" if found is None else found, KINDS_SCHEMA))
+    declared = tree.get("declared", [])
+    if not isinstance(declared, list) or not all(isinstance(d, str) for d in declared):
+        raise KindsError("declared must be a list of kind names")
+    kinds = tree.get("kinds", {})
+    if not isinstance(kinds, dict):
+        raise KindsError("kinds must map each kind's name to its fields")
+    for name, spec in kinds.items():
+        _check_kind(name, spec)
+    return declared, kinds
+
+
+def _check_kind(name, spec):
+    where = "kind '%s': " % name
+    if not _NAMESPACE.match(name) or not isinstance(spec, dict):
+        raise KindsError(where + "a kind is a lower-case name mapped to its fields")
+    unknown = [field for field in spec if field not in _KIND_FIELDS]
+    if unknown:
+        raise KindsError(where + "unknown field(s): " + ", ".join(unknown))
+    form = spec.get("format")
+    if form not in FORMATS:
+        raise KindsError(where + "format must be markdown, yaml or text")
+    for field in ("title", "description", "allow", "without_front_matter", "members"):
+        if field in spec and not isinstance(spec[field], str):
+            raise KindsError(where + "%s must be a string" % field)
+    identity = spec.get("identity", [])
+    if not isinstance(identity, list) or not all(isinstance(f, str) for f in identity):
+        raise KindsError(where + "identity must be a list of field names")
+    if form == "text" and ("front_matter" in spec or "allow" in spec or identity
+                           or "members" in spec):
+        raise KindsError(where + "a text kind has no metadata, so no allow-list, identity "
+                         "fields or members")
+    if spec.get("front_matter", "none") not in ("required", "optional", "none"):
+        raise KindsError(where + "front_matter must be required, optional or none")
+    if form != "markdown" and (spec.get("front_matter", "none") != "none"
+                               or "without_front_matter" in spec):
+        raise KindsError(where + "only a markdown kind has a front matter rule")
+    if "members" in spec and form != "yaml":
+        raise KindsError(where + "only a yaml kind has members")
+    version = spec.get("schema_version")
+    if version is not None:
+        if isinstance(version, dict):
+            extra = [key for key in version if key not in ("field", "supported")]
+            if extra:
+                raise KindsError(where + "unknown field(s): " + ", ".join(
+                    "schema_version." + key for key in extra))
+        supported = version.get("supported") if isinstance(version, dict) else None
+        if not (isinstance(version, dict) and isinstance(version.get("field"), str)
+                and isinstance(supported, list) and supported
+                and (all(type(v) is int for v in supported)
+                     or all(isinstance(v, str) for v in supported))):
+            raise KindsError(where + "schema_version is {field, supported: [values]}, the "
+                             "values all integers or all strings")
+    if "prompt" in spec:
+        if spec["prompt"] != "body":
+            raise KindsError(where + "prompt must be body")
+        if form != "markdown":
+            raise KindsError(where + "only a markdown kind has a body to serve as a prompt")
+
+
+def link_kinds(specs, declared):
+    """The checks over every kind a layer reads (shipped and the repository's together)."""
+    for name in declared:
+        spec = specs.get(name)
+        if spec is None or spec["format"] != "markdown" or spec.get("front_matter") != "required":
+            raise KindsError("declared kind '%s' is not a markdown kind that requires front "
+                             "matter" % name)
+    for name in sorted(specs):
+        target = specs[name].get("without_front_matter")
+        if target is None:
+            continue
+        other = specs.get(target)
+        if other is None or other["format"] != "markdown" or (
+                other.get("front_matter") == "required"):
+            raise KindsError("kind '%s': without_front_matter names '%s', which is not a "
+                             "markdown kind that accepts a file without front matter"
+                             % (name, target))
+
+
+class Kinds:
+    """The kinds a layer is read with: the shipped ones and the repository's (§4.4)."""
+
+    def __init__(self, specs, declared, allows, kinds_file=None):
+        self.specs, self.allows, self.kinds_file = specs, allows, kinds_file
+        self.declared = frozenset(declared)
+        self.declared_order = list(declared)
+        self.by_name = {name: Kind(name, spec, allows.get(spec.get("allow")))
+                        for name, spec in specs.items()}
+
+    def get(self, name):
+        return self.by_name.get(name)
+
+    def __getitem__(self, name):
+        return self.by_name[name]
+
+
+_SHIPPED = []   # the shipped kinds, read once per process (they are part of the program)
+
+
+def shipped_kinds():
+    """schema/kinds.yaml and every allow-list it names; a defect is exit 13."""
+    if _SHIPPED:
+        return _SHIPPED[0]
     try:
-        tree = parse_subset(read_embedded("schema/kinds.yaml").decode("utf-8"))
-    except (OSError, UnicodeDecodeError, SubsetError) as exc:
-        raise _schema_defect("schema/kinds.yaml: %s" % _os_reason(exc))
-    if tree.get("schema") != "majordomus-kinds/v1" or not isinstance(tree.get("kinds"), dict):
-        raise _schema_defect("schema/kinds.yaml: expected schema majordomus-kinds/v1 and a "
-                             "'kinds' mapping")
-    kinds, allows = {}, {}
-    for name, spec in tree["kinds"].items():
-        where = "schema/kinds.yaml: kind '%s'" % name
-        if not _NAMESPACE.match(name) or not isinstance(spec, dict):
-            raise _schema_defect(where + ": a kind is a lower-case name mapped to its fields")
-        extra = sorted(set(spec) - _KIND_FIELDS)
-        if extra:
-            raise _schema_defect(where + ": unknown field(s) " + ", ".join(extra))
-        if spec.get("format") not in ("markdown", "yaml"):
-            raise _schema_defect(where + ": format must be markdown or yaml")
-        allowed = ("required", "optional") if spec["format"] == "markdown" else ("none",)
-        if spec.get("front_matter", allowed[-1]) not in allowed:
-            raise _schema_defect(where + ": front_matter must be one of " + ", ".join(allowed))
-        identity = spec.get("identity", [])
-        if not isinstance(identity, list) or not all(isinstance(f, str) for f in identity):
-            raise _schema_defect(where + ": identity must be a list of field names")
-        for field in ("title", "description", "allow", "without_front_matter"):
-            if field in spec and not isinstance(spec[field], str):
-                raise _schema_defect(where + ": %s must be a string" % field)
-        version = spec.get("schema_version")
-        if version is not None and not (
-                isinstance(version, dict) and isinstance(version.get("field"), str)
-                and isinstance(version.get("supported"), list)
-                and all(type(v) is int for v in version["supported"])):
-            raise _schema_defect(where + ": schema_version is {field, supported: [integers]}")
-        if spec.get("allow") and spec["allow"] not in allows:
-            allows[spec["allow"]] = AllowList.load(spec["allow"])
-        kinds[name] = Kind(name, spec)
-    for kind in kinds.values():
-        other = kinds.get(kind.without_front_matter) if kind.without_front_matter else kind
-        if other is None or (kind.without_front_matter and (
-                other.format != "markdown" or other.front_matter == "required")):
-            raise _schema_defect("schema/kinds.yaml: kind '%s': without_front_matter must name "
-                                 "a markdown kind whose front matter is not required" % kind.name)
-    return kinds, allows
+        tree = parse_subset(read_embedded(SHIPPED_KINDS).decode("utf-8"))
+        declared, specs = check_kinds_tree(tree)
+        link_kinds(specs, declared)
+    except (OSError, UnicodeDecodeError, SubsetError, KindsError) as exc:
+        raise _schema_defect("%s: %s" % (SHIPPED_KINDS, _os_reason(exc)))
+    allows = {}
+    for name in sorted(set(spec["allow"] for spec in specs.values() if "allow" in spec)):
+        allows[name] = AllowList.shipped(name)
+        if allows[name] is None:
+            raise _schema_defect("%s: allow-list '%s' is not embedded (share/allow/%s.txt)"
+                                 % (SHIPPED_KINDS, name, name))
+    _SHIPPED.append(Kinds(specs, declared, allows))
+    return _SHIPPED[0]
 
 
 def _os_reason(exc):
@@ -598,6 +709,13 @@ def _ai_path(value):
     return posixpath.normpath(".ai/" + value)
 
 
+def _manifest_allow():
+    allow = AllowList.shipped("manifest")
+    if allow is None:
+        raise _schema_defect("share/allow/manifest.txt is not embedded")
+    return allow
+
+
 def read_manifest(root, allow):
     """§2.2, with its processing order: subset, unknown keys, schema, required keys."""
     tree = _read_declaration(root, MANIFEST)
@@ -676,6 +794,68 @@ def read_sources(root, manifest):
         seen.add(spec["id"])
         classes.append(SourceClass(spec))
     return classes
+
+
+def read_repository_kinds(root, manifest, shipped):
+    """§4.4: the repository's kinds file and allow-lists, merged over the shipped kinds.
+    Every defect is fatal (exit 10, `<path>: <reason>`); absent = the shipped kinds."""
+    knowledge = manifest.sections["knowledge"]
+    where = knowledge + "/kinds.yaml"
+    lists = _repository_allow_lists(root, knowledge + "/allow")
+    if not os.path.lexists(os.path.join(root, where)):
+        return shipped
+    tree = _read_declaration(root, where)
+    try:
+        declared, specs = check_kinds_tree(tree)
+        for name in specs:
+            if name in shipped.specs:
+                raise KindsError("kind '%s' is declared by both %s and %s; a repository adds "
+                                 "kinds, it does not redefine them" % (name, SHIPPED_KINDS, where))
+        merged = dict(shipped.specs)
+        merged.update(specs)
+        order = shipped.declared_order + [d for d in declared if d not in shipped.declared]
+        link_kinds(merged, order)
+        allows = dict(shipped.allows)
+        for name, spec in specs.items():
+            wanted = spec.get("allow")
+            if wanted is None or wanted in allows:
+                continue
+            allows[wanted] = lists.get(wanted) or AllowList.shipped(wanted)
+            if allows[wanted] is None:
+                raise KindsError("kind '%s' names allow-list '%s', which is neither %s/allow/%s.txt"
+                                 " nor a shipped list" % (name, wanted, knowledge, wanted))
+    except KindsError as exc:
+        raise Fatal(EXIT_CONTRACT, "%s: %s" % (where, exc))
+    return Kinds(merged, order, allows, kinds_file=where)
+
+
+def _repository_allow_lists(root, folder):
+    """The `.txt` lists of the repository's allow/ folder, each read and compiled now."""
+    lists = {}
+    try:
+        names = sorted(entry.name for entry in os.scandir(os.path.join(root, folder))
+                       if entry.name.endswith(".txt") and entry.is_file())
+    except OSError:
+        return lists   # no folder: no lists
+    for file_name in names:
+        name, where = file_name[:-4], folder + "/" + file_name
+        try:
+            read_embedded("share/allow/" + file_name)
+        except OSError:
+            pass
+        else:
+            raise Fatal(EXIT_CONTRACT, "%s: allow-list '%s' is shipped; a repository adds "
+                        "allow-lists, it does not redefine them" % (where, name))
+        try:
+            with open(os.path.join(root, where), "rb") as handle:
+                text = handle.read().decode("utf-8")
+            lists[name] = AllowList.from_text(name, text, where)
+            lists[name].compile()
+        except OSError as exc:
+            raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (where, _os_reason(exc)))
+        except (UnicodeDecodeError, KindsError) as exc:
+            raise Fatal(EXIT_CONTRACT, "%s: %s" % (where, exc))
+    return lists
 
 
 # ---------------------------------------------------------------------------------------
@@ -903,9 +1083,10 @@ class LayerObject:
     """One object of the index (§5.2)."""
 
     __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path")
+                 "media_type", "content", "provenance", "path", "body", "prompt")
 
-    def __init__(self, kind, identity, metadata, content, provenance, title, description):
+    def __init__(self, kind, identity, metadata, content, provenance, title, description,
+                 media_type, body):
         self.kind = kind.name
         self.identity = identity
         self.uri = "majordomus://%s/%s" % (kind.name, identity)
@@ -913,10 +1094,12 @@ class LayerObject:
         self.title = title
         self.description = description
         self.metadata = metadata
-        self.media_type = kind.media_type
+        self.media_type = media_type
         self.content = content
         self.provenance = provenance
         self.path = provenance["path"]
+        self.body = body                 # the text after the front matter (markdown)
+        self.prompt = kind.prompt        # served as an MCP prompt too (§17)
 
     def tags(self):
         tags = self.metadata.get("tags")
@@ -924,7 +1107,7 @@ class LayerObject:
 
 
 class _Excluded(Exception):
-    """A file that cannot become an object: the first failed check of §5.1."""
+    """A file (or a member) that cannot become an object: the first failed check of §5.1."""
 
     def __init__(self, code, message):
         Exception.__init__(self, message)
@@ -985,74 +1168,134 @@ def _field_text(metadata, field):
     return text or None
 
 
-def read_object(root, path, source, layer):
-    """§5.1: one discovered file read as its class's kind; raise _Excluded on the first
-    failed check."""
+def read_file(layer, path, source):
+    """§5.1: one discovered file read by its kind: (objects, diagnostics). A file is one
+    object or none; a members file is one object per good item."""
+    try:
+        return _read_file(layer, path, source)
+    except _Excluded as exc:
+        return [], [Diagnostic("error", exc.code, path, exc.message)]
+
+
+def _read_file(layer, path, source):
     kind = layer.kinds.get(source.kind)
     if kind is None:
         raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
                         "does not read" % (source.id, source.kind))
-    text, size = _read_text(root, path)
-    body = None
+    text, size = _read_text(layer.root, path)
+    metadata, body = {}, text
     if kind.format == "yaml":
         try:
             metadata = parse_subset(text)
         except SubsetError as exc:
             raise _Excluded("malformed_yaml", str(exc))
-    else:
+    elif kind.format == "markdown" and kind.front_matter != "none":
         try:
-            metadata, body = split_front_matter(text)
+            found, body = split_front_matter(text)
         except SubsetError as exc:
             raise _Excluded("malformed_front_matter", str(exc))
-        if metadata is None:
+        if found is None:
             if kind.without_front_matter:
                 kind = layer.kinds[kind.without_front_matter]
             elif kind.front_matter == "required":
                 raise _Excluded("missing_front_matter", "no front matter, and the kind requires it")
-            metadata = {}
-    if kind.allow:
-        unknown = layer.allows[kind.allow].unknown(key_paths(metadata))
-        if unknown:
-            raise _Excluded("unknown_key", "key(s) not in share/allow/%s.txt: %s"
-                            % (kind.allow, ", ".join(unknown)))
-    declared = metadata.get("kind")
-    if isinstance(declared, str) and declared != kind.name:
-        raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class '%s' "
-                        "as '%s'" % (declared, source.id, kind.name))
-    if kind.version_field:
-        version = metadata.get(kind.version_field)
-        if type(version) is not int:
-            raise _Excluded("missing_field", "no integer '%s'" % kind.version_field)
-        if version not in kind.supported:
-            raise _Excluded("unsupported_version", "%s %d is not among the supported %s"
-                            % (kind.version_field, version, kind.supported))
-    identity = path
-    if kind.identity:
-        values = []
-        for field in kind.identity:
-            value = render_scalar(metadata.get(field))
-            if not value:
-                raise _Excluded("missing_field", "identity field '%s' is absent or empty" % field)
-            if not _NO_SPACE.match(value):
-                raise _Excluded("missing_field", "identity field '%s' carries '/', '@' or "
-                                "whitespace: '%s'" % (field, value))
-            values.append(value)
-        identity = "@".join(values)
-    elif not _URI_SAFE.match(identity):
-        raise _Excluded("invalid_identity", "the path is the identity of a %s, and a URI cannot "
-                        "carry whitespace or a control character" % kind.name)
-    if kind.title == "@heading":
-        title = _heading(body) if body is not None else None
-    else:
-        title = _field_text(metadata, kind.title)
+        else:
+            metadata = found
+            declared = metadata.get("kind")
+            if (isinstance(declared, str) and declared != kind.name
+                    and declared in layer.kinds.declared):
+                kind = layer.kinds[declared]   # the file chose its kind (§4.1 `declared`)
+    if kind.format != "text":
+        if kind.allow is not None:
+            unknown = kind.allow.unknown(key_paths(metadata))
+            if unknown:
+                raise _Excluded("unknown_key", "key(s) not in %s: %s"
+                                % (kind.allow.where, ", ".join(unknown)))
+        if not kind.members:
+            declared = metadata.get("kind")
+            if isinstance(declared, str) and declared != kind.name:
+                raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class "
+                                "'%s' as '%s'" % (declared, source.id, kind.name))
+        _check_version(kind, metadata)
     provenance = {"path": path, "directory": path.rpartition("/")[0] or ".",
                   "source_class": source.id}
     section = layer.manifest.section_of(path)
     if section is not None:
         provenance["section"] = section
+    if kind.members:
+        return _read_members(kind, metadata, path, provenance, size)
     provenance["bytes"] = size
-    return LayerObject(kind, identity, metadata, text, provenance, title,
-                       _field_text(metadata, kind.description))
+    identity = _identity(kind, metadata, path)
+    if kind.title == "@heading":
+        title = _heading(body) if kind.format != "yaml" else None
+    else:
+        title = _field_text(metadata, kind.title)
+    return [LayerObject(kind, identity, metadata, text, provenance, title,
+                        _field_text(metadata, kind.description), kind.media_type,
+                        body if kind.format == "markdown" else None)], []
+
+
+def _check_version(kind, metadata):
+    """§5.1 check 6: the kind's schema_version field holds a supported value, typed."""
+    field = kind.version_field
+    if not field:
+        return
+    value = metadata.get(field)
+    if type(kind.supported[0]) is int:
+        if type(value) is not int:
+            raise _Excluded("missing_field", "no integer '%s'" % field)
+    elif not isinstance(value, str):
+        raise _Excluded("missing_field", "no '%s'" % field)
+    if value not in kind.supported:
+        raise _Excluded("unsupported_version", "%s %s is not among the supported %s"
+                        % (field, json.dumps(value), json.dumps(kind.supported)))
+
+
+def _identity(kind, metadata, path):
+    """§5.1 check 7: the identity fields joined with `@`, or the path."""
+    if not kind.identity:
+        if not _URI_SAFE.match(path):
+            raise _Excluded("invalid_identity", "the path is the identity of a %s, and a URI "
+                            "cannot carry whitespace or a control character" % kind.name)
+        return path
+    values = []
+    for field in kind.identity:
+        value = render_scalar(metadata.get(field))
+        if not value:
+            raise _Excluded("missing_field", "identity field '%s' is absent or empty" % field)
+        if not _NO_SPACE.match(value):
+            raise _Excluded("missing_field", "identity field '%s' carries '/', '@' or "
+                            "whitespace: '%s'" % (field, value))
+        values.append(value)
+    return "@".join(values)
+
+
+def _read_members(kind, metadata, path, provenance, size):
+    """§5.1 members: one object per item of the list `kind.members`; a bad item is
+    excluded alone, with a diagnostic on the file's path."""
+    items = metadata.get(kind.members)
+    if not isinstance(items, list):
+        raise _Excluded("missing_field", "no list '%s' holding the members" % kind.members)
+    objects, diagnostics = [], []
+    for number, item in enumerate(items):
+        member = "%s.%d" % (kind.members, number)
+        if not isinstance(item, dict):
+            diagnostics.append(Diagnostic("error", "malformed_yaml", path,
+                                          "member %s is not a mapping" % member))
+            continue
+        try:
+            identity = _identity(kind, item, path) if kind.identity else member
+        except _Excluded as exc:
+            diagnostics.append(Diagnostic("error", exc.code, path,
+                                          "member %s: %s" % (member, exc.message)))
+            continue
+        origin = dict(provenance, member=member, bytes=size)
+        content = json.dumps(item, indent=2, ensure_ascii=False)
+        objects.append(LayerObject(kind, identity, item, content, origin,
+                                   _field_text(item, kind.title) if kind.title != "@heading"
+                                   else None, _field_text(item, kind.description),
+                                   "application/json", None))
+    return objects, diagnostics
 
 
 class Index:
@@ -1077,16 +1320,15 @@ def build_index(layer, claims, discovery_diagnostics, reserved_ids=()):
     """§5: read every claimed file, then exclude every claimant of a duplicate URI."""
     objects, diagnostics = [], list(discovery_diagnostics)
     for path, source in claims:
-        try:
-            obj = read_object(layer.root, path, source, layer)
-        except _Excluded as exc:
-            diagnostics.append(Diagnostic("error", exc.code, path, exc.message))
-            continue
-        if obj.id in reserved_ids:
-            diagnostics.append(Diagnostic("error", "capability_conflict", path, "capability id "
-                                          "'%s' belongs to a builtin capability" % obj.id))
-            continue
-        objects.append(obj)
+        found, problems = read_file(layer, path, source)
+        diagnostics += problems
+        for obj in found:
+            if obj.id in reserved_ids:
+                diagnostics.append(Diagnostic("error", "capability_conflict", path,
+                                              "capability id '%s' belongs to a builtin "
+                                              "capability" % obj.id))
+                continue
+            objects.append(obj)
     claimants = {}
     for obj in objects:
         claimants.setdefault(obj.uri, []).append(obj)
@@ -1104,9 +1346,9 @@ def build_index(layer, claims, discovery_diagnostics, reserved_ids=()):
 class Layer:
     """A repository's layer as read once: root, manifest, classes, kinds, the index."""
 
-    def __init__(self, root, discovery, manifest, classes, kinds, allows):
+    def __init__(self, root, discovery, manifest, classes, kinds):
         self.root, self.discovery, self.manifest = root, discovery, manifest
-        self.classes, self.kinds, self.allows = classes, kinds, allows
+        self.classes, self.kinds = classes, kinds
         self.index = None
         self._git = None
 
@@ -1145,11 +1387,10 @@ def open_layer(start, discovery, counters):
     """Root → manifest → sources → kinds → discovery → index (§9.0); fatal errors raise."""
     began = time.perf_counter_ns()
     root = find_root(start)
-    kinds, allows = load_kinds()
-    manifest_allow = AllowList.load("manifest")
-    manifest = read_manifest(root, manifest_allow)
+    manifest = read_manifest(root, _manifest_allow())
     classes = read_sources(root, manifest)
-    layer = Layer(root, discovery, manifest, classes, kinds, allows)
+    kinds = read_repository_kinds(root, manifest, shipped_kinds())
+    layer = Layer(root, discovery, manifest, classes, kinds)
     if discovery == "vcs":
         paths = list_vcs(root)
     else:
@@ -1705,7 +1946,8 @@ def handle_repository(service, arguments):
             "root": layer.root, "layer_schema": layer.manifest.schema,
             "sections": dict(sorted(layer.manifest.sections.items())),
             "git": layer.git_state(), "discovery": layer.discovery,
-            "source_classes": [[c.id, c.kind] for c in layer.classes]},
+            "source_classes": [[c.id, c.kind] for c in layer.classes],
+            "kinds_file": layer.kinds.kinds_file},
         "state": index.state, "objects": len(index.objects), "kinds": dict(index.kinds),
         "diagnostics": [d.as_dict() for d in index.diagnostics],
         "capabilities": dict(service.registry.summary)}

@@ -359,7 +359,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                      "capabilities"])
         rep = doc["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
-                                     "source_classes"])
+                                     "source_classes", "kinds_file"])
         self.assertEqual(rep["root"], self.repo)
         self.assertEqual(rep["layer_schema"], "ai-repository/v1")
         self.assertEqual(rep["sections"], SECTIONS)

@@ -995,7 +995,8 @@ class InspectSkeletonTests(LayerCase):
                                                 "diagnostics", "capabilities"])
                 repo = report["repository"]
                 self.assertEqual(list(repo), ["root", "layer_schema", "sections", "git",
-                                              "discovery", "source_classes"])
+                                              "discovery", "source_classes", "kinds_file"])
+                self.assertIsNone(repo["kinds_file"])
                 self.assertEqual(repo["root"], self.repo)
                 self.assertEqual(repo["layer_schema"], "ai-repository/v1")
                 self.assertEqual(repo["sections"], SKELETON_SECTIONS)

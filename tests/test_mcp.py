@@ -545,7 +545,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (16, 7, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
-                                     "source_classes"])
+                                     "source_classes", "kinds_file"])
         self.assertEqual(rep["root"], self.repo)
         self.assertEqual(rep["layer_schema"], "ai-repository/v1")
         self.assertEqual(list(rep["sections"]), sorted(rep["sections"]))

@@ -253,13 +253,21 @@ class ResolutionTest(unittest.TestCase):
 
 class ShippedDataTest(unittest.TestCase):
     def test_kinds_and_allow_lists_load(self):
-        kinds, allows = mj.load_kinds()
-        self.assertEqual(sorted(kinds), ["document", "issue", "milestone", "policy", "profile",
-                                         "prompt", "rule"])
+        kinds = mj.shipped_kinds()
+        self.assertEqual(sorted(kinds.by_name), sorted(
+            "rule prompt skill profile policy scope milestone issue document context session "
+            "adr knowledge use-case application taxonomy claim command moment audience area "
+            "implementation test".split()))
         self.assertEqual(kinds["rule"].without_front_matter, "document")
         self.assertEqual(kinds["policy"].supported, [1])
+        self.assertEqual(kinds["session"].supported, ["session/v1"])
+        self.assertEqual(kinds["session"].allow.where, "share/allow/session-record.txt")
+        self.assertEqual(kinds.declared, frozenset(["context"]))
+        self.assertEqual([n for n, k in kinds.by_name.items() if k.prompt], ["prompt"])
+        self.assertEqual(kinds["taxonomy"].members, "categories")
+        self.assertEqual(kinds["implementation"].format, "text")
         for name in os.listdir(os.path.join(support.ROOT, "share", "allow")):
-            mj.AllowList.load(name[:-4])
+            mj.AllowList.shipped(name[:-4]).compile()
 
     def test_project_layer_stays_ok(self):
         """The checkout's own .ai/ layer, copied into a scratch repository, inspects ok."""
