@@ -797,13 +797,14 @@ def read_sources(root, manifest):
 
 
 def read_repository_kinds(root, manifest, shipped):
-    """§4.4: the repository's kinds file and allow-lists, merged over the shipped kinds.
-    Every defect is fatal (exit 10, `<path>: <reason>`); absent = the shipped kinds."""
+    """§4.4: the repository's kinds file and allow-lists, merged over the shipped kinds:
+    (kinds, the paths of the repository's lists). Every defect is fatal (exit 10,
+    `<path>: <reason>`); no kinds file = the shipped kinds."""
     knowledge = manifest.sections["knowledge"]
     where = knowledge + "/kinds.yaml"
     lists = _repository_allow_lists(root, knowledge + "/allow")
     if not os.path.lexists(os.path.join(root, where)):
-        return shipped
+        return shipped, sorted(allow.where for allow in lists.values())
     tree = _read_declaration(root, where)
     try:
         declared, specs = check_kinds_tree(tree)
@@ -826,7 +827,8 @@ def read_repository_kinds(root, manifest, shipped):
                                  " nor a shipped list" % (name, wanted, knowledge, wanted))
     except KindsError as exc:
         raise Fatal(EXIT_CONTRACT, "%s: %s" % (where, exc))
-    return Kinds(merged, order, allows, kinds_file=where)
+    return (Kinds(merged, order, allows, kinds_file=where),
+            sorted(allow.where for allow in lists.values()))
 
 
 def _repository_allow_lists(root, folder):
@@ -1023,13 +1025,17 @@ def list_vcs(root):
 
 
 def list_filesystem(root, manifest):
-    """The regular files of the work tree: no symlink followed, no .git, no local half."""
-    found = []
+    """The regular files of the work tree: no symlink followed, no .git, no local half;
+    and the signature of each directory entered, taken before it was listed (the stamp
+    a live process compares, §15.2)."""
+    found, entered = [], []
     pending = [""]
     while pending:
         relative = pending.pop()
+        folder = os.path.join(root, relative) if relative else root
         try:
-            entries = os.scandir(os.path.join(root, relative) if relative else root)
+            entered.append((folder, file_signature(os.lstat(folder))))
+            entries = os.scandir(folder)
         except OSError:
             continue
         with entries:
@@ -1042,7 +1048,117 @@ def list_filesystem(root, manifest):
                         pending.append(path + "/")
                 else:
                     found.append(path)
-    return found
+    return found, entered
+
+
+class GitDirs:
+    """Where git keeps a work tree's control files: its git dir (HEAD, index, …), the
+    common dir it shares with linked worktrees (refs, packed-refs), and the top level."""
+
+    __slots__ = ("git_dir", "common_dir", "toplevel")
+
+    def __init__(self, git_dir, common_dir, toplevel):
+        self.git_dir, self.common_dir, self.toplevel = git_dir, common_dir, toplevel
+
+
+def find_git_dirs(root):
+    """GitDirs of the work tree holding `root`, found as git finds them (a `.git` folder,
+    or a `.git` file naming a linked worktree's git dir); None outside a work tree.
+    Read from disk, not through git: start-up runs git once (ls-files)."""
+    if os.environ.get("GIT_DIR"):
+        return _git_dirs_from_git(root)   # the environment overrides discovery
+    directory = root
+    while True:
+        marker = os.path.join(directory, ".git")
+        try:
+            if os.path.isdir(marker):
+                git_dir = marker
+            elif os.path.isfile(marker):
+                with open(marker, "rb") as handle:
+                    line = handle.read(4096).decode("utf-8").strip()
+                if not line.startswith("gitdir: "):
+                    return None
+                git_dir = os.path.join(directory, line[len("gitdir: "):])
+            else:
+                git_dir = None
+            if git_dir is not None:
+                common = git_dir
+                if os.path.isfile(os.path.join(git_dir, "commondir")):
+                    with open(os.path.join(git_dir, "commondir"), "rb") as handle:
+                        common = os.path.join(git_dir, handle.read(4096).decode("utf-8").strip())
+                return GitDirs(os.path.realpath(git_dir), os.path.realpath(common), directory)
+        except (OSError, UnicodeDecodeError):
+            return _git_dirs_from_git(root)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def _git_dirs_from_git(root):
+    code, out, _ = _git(root, "rev-parse", "--absolute-git-dir", "--git-common-dir",
+                        "--show-toplevel")
+    lines = out.decode("utf-8", "replace").splitlines()
+    if code != 0 or len(lines) != 3:
+        return None
+    common = lines[1] if os.path.isabs(lines[1]) else os.path.join(root, lines[1])
+    return GitDirs(lines[0], os.path.realpath(common), lines[2])
+
+
+_OBJECT_NAME = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+
+
+def read_head(dirs):
+    """(head commit or None, branch or None) from the control files; git itself only
+    when they are of a form this does not read (e.g. the reftable format)."""
+    try:
+        with open(os.path.join(dirs.git_dir, "HEAD"), "rb") as handle:
+            head = handle.read(4096).decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    if _OBJECT_NAME.match(head):
+        return head, None                    # detached
+    if not head.startswith("ref: ") or head == "ref: refs/heads/.invalid":
+        return _head_from_git(dirs.toplevel)
+    ref = head[len("ref: "):]
+    branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else None
+    return _resolve_ref(dirs, ref), branch
+
+
+def _resolve_ref(dirs, ref):
+    for folder in (dirs.git_dir, dirs.common_dir):
+        try:
+            with open(os.path.join(folder, ref), "rb") as handle:
+                value = handle.read(4096).decode("utf-8").strip()
+            return value if _OBJECT_NAME.match(value) else None
+        except (OSError, UnicodeDecodeError):
+            continue
+    try:
+        with open(os.path.join(dirs.common_dir, "packed-refs"), "rb") as handle:
+            for line in handle.read().decode("utf-8", "replace").splitlines():
+                name, _, target = line.partition(" ")
+                if target == ref and _OBJECT_NAME.match(name):
+                    return name
+    except OSError:
+        pass
+    return None   # an unborn branch
+
+
+def _head_from_git(root):
+    code, out, _ = _git(root, "rev-parse", "-q", "--verify", "HEAD")
+    head = out.decode("ascii", "replace").strip() if code == 0 else None
+    code, out, _ = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+    branch = out.decode("utf-8", "replace").strip() if code == 0 else None
+    return (head if head and _OBJECT_NAME.match(head) else None), branch or None
+
+
+def working_tree_state(root):
+    """(`clean` or `dirty` (anything `git status --porcelain` would print), None), or
+    (None, git's reason) when git cannot say anything about the work tree."""
+    code, out, reason = _git(root, "status", "--porcelain", "-z")
+    if code != 0:
+        return None, reason
+    return ("dirty" if out.strip(b"\0") else "clean"), None
 
 
 def discover(paths, classes, manifest):
@@ -1083,7 +1199,8 @@ class LayerObject:
     """One object of the index (§5.2)."""
 
     __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path", "body", "prompt")
+                 "media_type", "content", "provenance", "path", "body", "prompt",
+                 "descriptor", "problems")
 
     def __init__(self, kind, identity, metadata, content, provenance, title, description,
                  media_type, body):
@@ -1100,6 +1217,7 @@ class LayerObject:
         self.path = provenance["path"]
         self.body = body                 # the text after the front matter (markdown)
         self.prompt = kind.prompt        # served as an MCP prompt too (§17)
+        self.descriptor = self.problems = None   # its capability, made on first use
 
     def tags(self):
         tags = self.metadata.get("tags")
@@ -1115,13 +1233,11 @@ class _Excluded(Exception):
         self.message = message
 
 
-def _read_text(root, path):
-    """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8."""
-    full = root + "/" + path
-    try:
-        info = os.lstat(full)
-    except OSError as exc:
-        raise _Excluded("unreadable", _os_reason(exc))
+def _read_text(full, info, failure):
+    """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
+    file's lstat (or None, and `failure` the OSError)."""
+    if info is None:
+        raise _Excluded("unreadable", _os_reason(failure))
     if stat.S_ISLNK(info.st_mode):
         raise _Excluded("symlink", "a symlink is not read; sources are regular files")
     if not stat.S_ISREG(info.st_mode):
@@ -1168,21 +1284,42 @@ def _field_text(metadata, field):
     return text or None
 
 
-def read_file(layer, path, source):
-    """§5.1: one discovered file read by its kind: (objects, diagnostics). A file is one
-    object or none; a members file is one object per good item."""
+def file_signature(info):
+    """(size, mtime_ns, inode) of an lstat result, or None: what the sweep compares."""
+    return None if info is None else (info.st_size, info.st_mtime_ns, info.st_ino)
+
+
+class FileResult:
+    """What reading one discovered file gave: its objects (none, one, or one per member)
+    and its diagnostics, kept across generations while its class and signature stay."""
+
+    __slots__ = ("source_id", "signature", "objects", "diagnostics")
+
+    def __init__(self, source_id, signature, objects, diagnostics):
+        self.source_id, self.signature = source_id, signature
+        self.objects, self.diagnostics = objects, diagnostics
+
+
+def read_file(decl, path, source):
+    """§5.1: one discovered file read by its kind, the first failed check excluding it."""
+    full = decl.root + "/" + path
     try:
-        return _read_file(layer, path, source)
+        info, failure = os.lstat(full), None
+    except OSError as exc:
+        info, failure = None, exc
+    try:
+        objects, diagnostics = _read_file(decl, path, source, full, info, failure)
     except _Excluded as exc:
-        return [], [Diagnostic("error", exc.code, path, exc.message)]
+        objects, diagnostics = [], [Diagnostic("error", exc.code, path, exc.message)]
+    return FileResult(source.id, file_signature(info), objects, diagnostics)
 
 
-def _read_file(layer, path, source):
-    kind = layer.kinds.get(source.kind)
+def _read_file(decl, path, source, full, info, failure):
+    kind = decl.kinds.get(source.kind)
     if kind is None:
         raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
                         "does not read" % (source.id, source.kind))
-    text, size = _read_text(layer.root, path)
+    text, size = _read_text(full, info, failure)
     metadata, body = {}, text
     if kind.format == "yaml":
         try:
@@ -1196,15 +1333,15 @@ def _read_file(layer, path, source):
             raise _Excluded("malformed_front_matter", str(exc))
         if found is None:
             if kind.without_front_matter:
-                kind = layer.kinds[kind.without_front_matter]
+                kind = decl.kinds[kind.without_front_matter]
             elif kind.front_matter == "required":
                 raise _Excluded("missing_front_matter", "no front matter, and the kind requires it")
         else:
             metadata = found
             declared = metadata.get("kind")
             if (isinstance(declared, str) and declared != kind.name
-                    and declared in layer.kinds.declared):
-                kind = layer.kinds[declared]   # the file chose its kind (§4.1 `declared`)
+                    and declared in decl.kinds.declared):
+                kind = decl.kinds[declared]   # the file chose its kind (§4.1 `declared`)
     if kind.format != "text":
         if kind.allow is not None:
             unknown = kind.allow.unknown(key_paths(metadata))
@@ -1219,7 +1356,7 @@ def _read_file(layer, path, source):
         _check_version(kind, metadata)
     provenance = {"path": path, "directory": path.rpartition("/")[0] or ".",
                   "source_class": source.id}
-    section = layer.manifest.section_of(path)
+    section = decl.manifest.section_of(path)
     if section is not None:
         provenance["section"] = section
     if kind.members:
@@ -1299,36 +1436,46 @@ def _read_members(kind, metadata, path, provenance, size):
 
 
 class Index:
-    """The objects in URI order, the diagnostics in index order, and the state."""
+    """The objects in URI order, the diagnostics in index order, the state, and the
+    result of reading each file (what the next, incremental build starts from)."""
 
-    def __init__(self, objects, diagnostics):
+    def __init__(self, objects, diagnostics, results):
         self.objects = sorted(objects, key=lambda o: o.uri)
         self.by_uri = {o.uri: o for o in self.objects}
         self.diagnostics = diagnostics
+        self.results = results
         self.errors = sum(1 for d in diagnostics if d.severity == "error")
         self.state = "degraded" if self.errors else "ok"
         counts = {}
         for obj in self.objects:
             counts[obj.kind] = counts.get(obj.kind, 0) + 1
         self.kinds = dict(sorted(counts.items()))
-        # Identifies this index in cache keys: any change of the layer changes it.
-        self.fingerprint = "%x" % (hash(tuple((o.uri, len(o.content)) for o in self.objects))
-                                   & 0xFFFFFFFFFFFF)
+
+    def signatures(self):
+        return {path: result.signature for path, result in self.results.items()}
 
 
-def build_index(layer, claims, discovery_diagnostics, reserved_ids=()):
-    """§5: read every claimed file, then exclude every claimant of a duplicate URI."""
-    objects, diagnostics = [], list(discovery_diagnostics)
+def build_index(decl, claims, discovery_diagnostics, counters, previous=None, signatures=None):
+    """§5: the index of the claimed files. A file whose class and signature are those it
+    had in `previous` keeps its result; only new or changed files are read (§15.2)."""
+    results, objects, diagnostics = {}, [], list(discovery_diagnostics)
+    read = 0
     for path, source in claims:
-        found, problems = read_file(layer, path, source)
-        diagnostics += problems
-        for obj in found:
-            if obj.id in reserved_ids:
+        result = previous.get(path) if previous is not None else None
+        if (result is None or result.source_id != source.id
+                or result.signature != signatures.get(path)):
+            result = read_file(decl, path, source)
+            read += 1
+        results[path] = result
+        diagnostics += result.diagnostics
+        for obj in result.objects:
+            if obj.id in BUILTIN_IDS:
                 diagnostics.append(Diagnostic("error", "capability_conflict", path,
                                               "capability id '%s' belongs to a builtin "
                                               "capability" % obj.id))
                 continue
             objects.append(obj)
+    counters.count("files_read", read)
     claimants = {}
     for obj in objects:
         claimants.setdefault(obj.uri, []).append(obj)
@@ -1339,75 +1486,48 @@ def build_index(layer, claims, discovery_diagnostics, reserved_ids=()):
             diagnostics.append(Diagnostic("error", "duplicate_identity", obj.path,
                                           "%s is claimed by %s; every claimant is excluded"
                                           % (uri, paths)))
-    kept = [o for o in objects if len(claimants[o.uri]) == 1]
-    return Index(kept, diagnostics)
+    kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
+    return Index(kept, diagnostics, results)
 
 
-class Layer:
-    """A repository's layer as read once: root, manifest, classes, kinds, the index."""
+class Declarations:
+    """The layer's declarations as read at one moment: the root, the discovery mode, the
+    manifest, the source classes and the kinds (§2.2, §4.2, §4.4). A change to any of
+    them re-reads every file."""
 
-    def __init__(self, root, discovery, manifest, classes, kinds):
+    def __init__(self, root, discovery, manifest, classes, kinds, lists):
         self.root, self.discovery, self.manifest = root, discovery, manifest
         self.classes, self.kinds = classes, kinds
-        self.index = None
-        self._git = None
-
-    def git_state(self):
-        """§9.1 `git`: computed on first use (two read-only git calls), then kept."""
-        if self._git is None:
-            self._git = _git_state(self.root)
-        return self._git
+        knowledge = manifest.sections["knowledge"]
+        # What a live process stats to see a declaration change (§15.2), present or absent.
+        self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge + "/kinds.yaml",
+                        knowledge + "/allow"] + lists
 
 
-def _git_state(root):
-    code, out, reason = _git(root, "rev-parse", "--show-toplevel")
-    if code != 0:
-        return {"state": "unavailable", "reason": reason}
-    toplevel = out.decode("utf-8", "replace").strip()
-    code, out, reason = _git(root, "status", "--porcelain=v2", "--branch", "-z")
-    head = branch = None
-    tree = "unknown"
-    if code == 0:
-        dirty = False
-        for record in out.split(b"\0"):
-            if record.startswith(b"# branch.oid "):
-                oid = record[13:].decode("ascii", "replace")
-                head = oid if len(oid) == 40 else None
-            elif record.startswith(b"# branch.head "):
-                name = record[14:].decode("utf-8", "replace")
-                branch = None if name == "(detached)" else name
-            elif record and not record.startswith(b"#"):
-                dirty = True
-        tree = "dirty" if dirty else "clean"
-    return {"state": "available", "toplevel": toplevel, "head": head, "branch": branch,
-            "working_tree": tree}
-
-
-def open_layer(start, discovery, counters):
-    """Root → manifest → sources → kinds → discovery → index (§9.0); fatal errors raise."""
-    began = time.perf_counter_ns()
-    root = find_root(start)
+def read_declarations(root, discovery):
+    """Manifest → sources → kinds (§9.0); every defect raises Fatal."""
     manifest = read_manifest(root, _manifest_allow())
     classes = read_sources(root, manifest)
-    kinds = read_repository_kinds(root, manifest, shipped_kinds())
-    layer = Layer(root, discovery, manifest, classes, kinds)
-    if discovery == "vcs":
-        paths = list_vcs(root)
+    kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    return Declarations(root, discovery, manifest, classes, kinds, lists)
+
+
+def discover_files(decl, counters):
+    """One discovery (§4.3): (claims, diagnostics, the directories a walk entered)."""
+    began = time.perf_counter_ns()
+    if decl.discovery == "vcs":
+        paths, directories = list_vcs(decl.root), ()
     else:
-        paths = list_filesystem(root, manifest)
-    claims, diagnostics = discover(paths, classes, manifest)
+        paths, directories = list_filesystem(decl.root, decl.manifest)
+    claims, diagnostics = discover(paths, decl.classes, decl.manifest)
     counters.count("repository_scans")
     counters.phase("repository_discovery", began)
-    began = time.perf_counter_ns()
-    layer.index = build_index(layer, claims, diagnostics, BUILTIN_IDS)
-    counters.count("index_builds")
-    counters.phase("index_build", began)
-    return layer
+    return claims, diagnostics, directories
 
 
 # ---------------------------------------------------------------------------------------
 # 7. The capability registry and execution (§7): descriptors without code, one
-#    `execute(id, input)` for every caller, input validation, counters and the cache.
+#    `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
 
 class CapabilityError(Exception):
@@ -1436,13 +1556,14 @@ class Internal(CapabilityError):
 
 
 class Counters:
-    """The process's counters and phase timings (perf.counters)."""
+    """The process's counters and phase timings (perf.counters), across generations."""
 
     NAMES = ("repository_scans", "index_builds", "registry_builds", "mcp_projection_builds",
              "http_projection_builds", "executions", "handler_invocations", "cache_hits",
-             "cache_misses", "cache_evictions")
+             "cache_misses", "cache_evictions", "freshness_checks", "sweeps", "stamp_moves",
+             "files_read", "rebuilds_failed", "generation")
     PHASES = ("repository_discovery", "index_build", "registry_build", "handler_execution",
-              "cache_lookup")
+              "cache_lookup", "freshness_check", "sweep")
 
     def __init__(self):
         import _thread
@@ -1481,9 +1602,10 @@ def _object_schema(properties, required=(), closed=False):
 
 _STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 _ANY_OBJECT = {"type": "object"}
+_COUNTS = {"type": "object", "additionalProperties": _INT}
 _PROVENANCE = _object_schema({"source": _STR, "module": _STR, "path": _STR, "directory": _STR,
-                              "source_class": _STR, "section": _STR, "bytes": _INT,
-                              "media_type": _STR})
+                              "source_class": _STR, "section": _STR, "member": _STR,
+                              "bytes": _INT, "media_type": _STR})
 _SUMMARY = _object_schema({"uri": _STR, "id": _STR, "kind": _STR, "identity": _STR,
                            "title": _STR, "description": _STR, "path": _STR},
                           ("uri", "id", "kind", "identity", "path"))
@@ -1492,8 +1614,8 @@ _DIAGNOSTIC = _object_schema({"severity": {"type": "string", "enum": ["error", "
                               "code": _STR, "path": _STR, "message": _STR},
                              ("severity", "code", "message"))
 _REGISTRY_SUMMARY = _object_schema(
-    {"total": _INT, "builtin": _INT, "declarative": _INT, "by_kind": _ANY_OBJECT,
-     "by_stability": _ANY_OBJECT, "mcp_tools": _INT, "mcp_resources": _INT,
+    {"total": _INT, "builtin": _INT, "declarative": _INT, "by_kind": _COUNTS,
+     "by_stability": _COUNTS, "mcp_tools": _INT, "mcp_resources": _INT,
      "http_routes": _INT, "cli_commands": _INT},
     ("total", "builtin", "declarative", "by_kind", "by_stability", "mcp_tools",
      "mcp_resources", "http_routes", "cli_commands"))
@@ -1506,59 +1628,105 @@ _DESCRIPTOR = _object_schema(
      "tags": {"type": "array", "items": _STR}, "cache": _ANY_OBJECT},
     ("id", "module", "kind", "title", "description", "input", "output", "provenance",
      "exposure", "stability", "cache"))
+_GIT = {"type": "object", "properties": {
+    "state": {"type": "string", "enum": ["available", "unavailable"]}, "reason": _STR,
+    "toplevel": _STR, "head": {"type": ["string", "null"]},
+    "branch": {"type": ["string", "null"]},
+    "working_tree": {"type": "string", "enum": ["clean", "dirty", "unknown"]}},
+    "required": ["state"]}
+_REPORT = _object_schema({
+    "repository": _object_schema({
+        "root": _STR, "layer_schema": _STR,
+        "sections": {"type": "object", "additionalProperties": _STR}, "git": _GIT,
+        "discovery": {"type": "string", "enum": ["vcs", "filesystem"]},
+        "source_classes": {"type": "array", "items": {"type": "array", "items": _STR}},
+        "kinds_file": {"type": ["string", "null"]}},
+        ("root", "layer_schema", "sections", "git", "discovery", "source_classes",
+         "kinds_file")),
+    "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
+    "kinds": _COUNTS, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
+    "capabilities": _REGISTRY_SUMMARY,
+    "live": _object_schema({"generation": _INT, "stale": {"type": ["string", "null"]}},
+                           ("generation", "stale"))},
+    ("repository", "state", "objects", "kinds", "diagnostics", "capabilities", "live"))
+_WINDOW = _object_schema({"offset": _INT, "limit": _INT, "lines": _INT, "total_lines": _INT,
+                          "next_offset": _INT}, ("offset", "limit", "lines", "total_lines"))
 _VIEW_FIELDS = {"source": {"type": "string", "enum": ["declarative", "builtin"]}, "uri": _STR,
                 "id": _STR, "kind": _STR, "identity": _STR, "title": _STR,
-                "description": _STR, "metadata": _ANY_OBJECT, "answer": {},
-                "provenance": _PROVENANCE, "media_type": _STR, "content": _STR}
+                "description": _STR, "metadata": _ANY_OBJECT, "answer": _REPORT,
+                "provenance": _PROVENANCE, "media_type": _STR, "content": _STR,
+                "window": _WINDOW}
 _VIEW_REQUIRED = ("source", "uri", "id", "kind", "identity", "provenance", "media_type",
                   "content")
 _KIND_ENUM = ["query", "command", "resource"]
 _EXPOSURE_ENUM = ["mcp", "http", "cli"]
+_CURSOR = dict(_STR, description="where the previous answer's next_cursor said to go on")
+_NEXT = dict(_STR, description="present when more remain: pass it as cursor for the rest")
+_PROMPT_MESSAGE = _object_schema({
+    "role": {"type": "string", "enum": ["user"]},
+    "content": _object_schema({"type": {"type": "string", "enum": ["text"]}, "text": _STR},
+                              ("type", "text"))}, ("role", "content"))
+
+
+def _limit(low, high, default, what):
+    return {"type": "integer", "minimum": low, "maximum": high, "default": default,
+            "description": "the most %s to return" % what}
+
 
 TYPES = {
     "Empty": _object_schema({}, closed=True),
     "ListInput": _object_schema({
         "kind": dict(_STR, description="only objects of this kind"),
-        "tag": dict(_STR, description="only objects whose metadata tags list holds this tag")},
-        closed=True),
+        "tag": dict(_STR, description="only objects whose metadata tags list holds this tag"),
+        "limit": _limit(1, 500, 50, "objects"), "cursor": _CURSOR}, closed=True),
     "GetInput": _object_schema({
-        "uri": dict(_STR, description="a majordomus:// URI, as resources/list gives it")},
+        "uri": dict(_STR, description="a majordomus:// URI, as resources/list gives it"),
+        "offset": {"type": "integer", "minimum": 1,
+                   "description": "the first line to return (from 1), for a window"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10000,
+                  "description": "the most lines to return, for a window"}},
         ("uri",), closed=True),
     "SearchInput": _object_schema({
         "query": dict(_STR, description="case-insensitive text to find"),
         "kind": dict(_STR, description="only objects of this kind"),
-        "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 20,
-                  "description": "the most hits to return"}},
-        ("query",), closed=True),
+        "limit": _limit(1, 200, 20, "hits"), "cursor": _CURSOR}, ("query",), closed=True),
     "CapabilitiesInput": _object_schema({
         "kind": {"type": "string", "enum": _KIND_ENUM},
-        "exposure": {"type": "string", "enum": _EXPOSURE_ENUM}}, closed=True),
+        "exposure": {"type": "string", "enum": _EXPOSURE_ENUM},
+        "limit": _limit(1, 200, 20, "capabilities"), "cursor": _CURSOR}, closed=True),
     "DescribeInput": _object_schema({
         "id": dict(_STR, description="a capability id, e.g. objects.get")}, ("id",), closed=True),
-    "RepositoryReport": _object_schema({
-        "repository": _object_schema({
-            "root": _STR, "layer_schema": _STR, "sections": _ANY_OBJECT,
-            "git": _ANY_OBJECT, "discovery": {"type": "string", "enum": ["vcs", "filesystem"]},
-            "source_classes": {"type": "array", "items": {"type": "array", "items": _STR}}}),
-        "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
-        "kinds": _ANY_OBJECT, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
-        "capabilities": _REGISTRY_SUMMARY},
-        ("repository", "state", "objects", "kinds", "diagnostics", "capabilities")),
-    "ObjectList": _object_schema({"count": _INT, "objects": {"type": "array", "items": _SUMMARY}},
-                                 ("count", "objects")),
-    "SearchResult": _object_schema({"query": _STR, "count": _INT, "limit": _INT,
-                                    "hits": {"type": "array", "items": _HIT}},
-                                   ("query", "count", "limit", "hits")),
+    "PromptInput": _object_schema({
+        "name": dict(_STR, description="a prompt's name, as prompts/list gives it"),
+        "arguments": {"type": "object", "additionalProperties": _STR,
+                      "description": "a value for each {{NAME}} placeholder of the prompt"}},
+        ("name",), closed=True),
+    "RepositoryReport": _REPORT,
+    "ObjectList": _object_schema({"count": _INT, "total": _INT,
+                                  "objects": {"type": "array", "items": _SUMMARY},
+                                  "next_cursor": _NEXT}, ("count", "total", "objects")),
+    "SearchResult": _object_schema({"query": _STR, "count": _INT, "total": _INT, "limit": _INT,
+                                    "hits": {"type": "array", "items": _HIT},
+                                    "next_cursor": _NEXT},
+                                   ("query", "count", "total", "limit", "hits")),
     "ResourceView": _object_schema(_VIEW_FIELDS, _VIEW_REQUIRED),
     "ObjectView": _object_schema(
-        {k: v for k, v in _VIEW_FIELDS.items() if k not in ("source", "answer")},
+        {k: v for k, v in _VIEW_FIELDS.items() if k not in ("source", "answer", "window")},
         ("uri", "id", "kind", "identity", "metadata", "provenance", "media_type", "content")),
-    "CapabilityList": _object_schema({"count": _INT, "summary": _REGISTRY_SUMMARY,
-                                      "capabilities": {"type": "array", "items": _DESCRIPTOR}},
-                                     ("count", "summary", "capabilities")),
+    "CapabilityList": _object_schema({"count": _INT, "total": _INT,
+                                      "summary": _REGISTRY_SUMMARY,
+                                      "capabilities": {"type": "array", "items": _DESCRIPTOR},
+                                      "next_cursor": _NEXT},
+                                     ("count", "total", "summary", "capabilities")),
     "Capability": _DESCRIPTOR,
+    "PromptResult": _object_schema({"name": _STR, "description": _STR,
+                                    "messages": {"type": "array", "items": _PROMPT_MESSAGE},
+                                    "uri": _STR, "provenance": _PROVENANCE},
+                                   ("name", "messages", "uri", "provenance")),
     "CounterSnapshot": _object_schema(
-        dict({name: _INT for name in Counters.NAMES}, phases=_ANY_OBJECT),
+        dict({name: _INT for name in Counters.NAMES}, phases={
+            "type": "object", "additionalProperties": _object_schema(
+                {"count": _INT, "total_nanos": _INT}, ("count", "total_nanos"))}),
         Counters.NAMES + ("phases",)),
 }
 
@@ -1570,34 +1738,42 @@ BUILTIN_PROVENANCE = {"source": "builtin", "module": "majordomus"}
 BUILTINS = (
     ("repository.info", "Repository and index state",
      "Returns the repository root, its layer sections, git state, discovery mode, source "
-     "classes, the index state with every diagnostic, and the capability summary.",
+     "classes, the index state with every diagnostic, the capability summary and the live "
+     "generation.",
      "Empty", "RepositoryReport", "majordomus_repository",
      ("majordomus://repository", "repository"), "/api/v1/repository", None, 0),
     ("objects.list", "List objects",
-     "Returns a summary of every object of the index in URI order, optionally only those of "
-     "one kind or carrying one tag.",
+     "Returns one page of object summaries in URI order (50 by default), optionally only "
+     "those of one kind or carrying one tag, with the total and a next_cursor while more "
+     "remain.",
      "ListInput", "ObjectList", "majordomus_list", None, "/api/v1/objects", None, 0),
     ("objects.get", "Get one object",
      "Returns the object a majordomus:// URI names, with its metadata, provenance and exact "
-     "content. A URI a query projects (majordomus://repository) answers that query as a JSON "
-     "document; the same resolution serves the MCP resource read.",
+     "content; for a large file, ask for a window of lines with offset and limit. A URI a "
+     "query projects (majordomus://repository) answers that query as a JSON document; the "
+     "same resolution serves the MCP resource read.",
      "GetInput", "ResourceView", "majordomus_get", None, "/api/v1/object", ["get"], 0),
     ("objects.search", "Search objects",
      "Returns the objects whose identity, title, description or content contains the query, "
-     "case-insensitively, in URI order, with the first matching content line as a snippet.",
+     "case-insensitively, in URI order and one page at a time, with the first matching "
+     "content line as a snippet.",
      "SearchInput", "SearchResult", "majordomus_search", None, "/api/v1/search", None, 64),
     ("capabilities.list", "List capabilities",
-     "Returns every capability descriptor in id order, optionally filtered by kind or "
-     "exposure, with a summary of the whole registry.",
+     "Returns one page of capability descriptors in id order (20 by default), optionally "
+     "filtered by kind or exposure, with a summary of the whole registry.",
      "CapabilitiesInput", "CapabilityList", "majordomus_capabilities", None,
      "/api/v1/capabilities", ["capabilities", "list"], 16),
+    ("prompts.get", "Get one prompt, filled in",
+     "Returns one of the layer's prompts with each {{NAME}} placeholder replaced by the "
+     "argument of that name, as the messages to send.",
+     "PromptInput", "PromptResult", "majordomus_prompt", None, "/api/v1/prompt", ["prompt"], 0),
     ("capabilities.describe", "Describe one capability",
      "Returns the descriptor of one capability by id: its schemas, provenance and exposures.",
      "DescribeInput", "Capability", "majordomus_capability", None, "/api/v1/capability",
      ["capabilities", "describe"], 0),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
-     "hits and misses, and the time spent in each phase.",
+     "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
      "Empty", "CounterSnapshot", "majordomus_perf", None, "/api/v1/perf", None, 0),
 )
 BUILTIN_IDS = frozenset(entry[0] for entry in BUILTINS)
@@ -1634,23 +1810,28 @@ _NO_CACHE = {"policy": "disabled"}
 
 
 def declarative_descriptor(obj):
-    """§7.3: the resource capability of one object."""
+    """§7.3: the resource capability of one object (made once per object: an unchanged
+    file keeps its objects, and so its descriptors, across generations)."""
+    if obj.descriptor is not None:
+        return obj.descriptor
     origin = obj.provenance
     provenance = {"source": "declarative", "path": origin["path"],
                   "directory": origin["directory"], "source_class": origin["source_class"]}
     if "section" in origin:
         provenance["section"] = origin["section"]
     provenance["media_type"] = obj.media_type
+    mcp = {"resource": {"uri": obj.uri, "name": obj.identity}}
+    if obj.prompt:
+        mcp["prompt"] = {"name": obj.identity}
     descriptor = {
         "id": obj.id, "module": obj.kind, "kind": "resource", "title": obj.title or obj.identity,
         "description": obj.description or "", "input": _EMPTY_INPUT, "output": _OBJECT_OUTPUT,
-        "provenance": provenance,
-        "exposure": {"mcp": {"resource": {"uri": obj.uri, "name": obj.identity}}},
-        "stability": "implemented"}
+        "provenance": provenance, "exposure": {"mcp": mcp}, "stability": "implemented"}
     tags = obj.tags()
     if tags:
         descriptor["tags"] = tags
     descriptor["cache"] = _NO_CACHE
+    obj.descriptor = descriptor
     return descriptor
 
 
@@ -1674,78 +1855,101 @@ def _provenance_text(descriptor):
     return "builtin %s" % provenance.get("module", "majordomus")
 
 
-class Registry:
-    """Every capability by id and by each of its exposures; built once per index."""
+def descriptor_problems(descriptor):
+    """The invariants of §7.4 that one descriptor breaks on its own."""
+    problems = []
+    cap_id = descriptor.get("id", "")
+    if not _CAPABILITY_ID.match(cap_id):
+        problems.append("the id is not <namespace>.<local>")
+    kind, exposure = descriptor.get("kind"), descriptor.get("exposure") or {}
+    executable = kind in _EXECUTABLE
+    mcp = exposure.get("mcp") or {}
+    if "tool" in mcp and not _TOOL_NAME.match(mcp["tool"]):
+        problems.append("MCP tool name '%s' is not [a-z0-9_]+" % mcp["tool"])
+    if "resource" in mcp:
+        uri = mcp["resource"].get("uri", "")
+        if not uri.startswith("majordomus://") or not _URI_SAFE.match(uri):
+            problems.append("the resource URI '%s' does not start with majordomus:// or "
+                            "carries whitespace" % uri)
+        required = descriptor["input"]["schema"].get("required")
+        if executable and required:
+            problems.append("a query read as the resource '%s' is called with no input, "
+                            "and its input requires %s" % (uri, ", ".join(required)))
+    if "prompt" in mcp and kind != "resource":
+        problems.append("a prompt exposure sits on a %s capability, not a resource" % kind)
+    if "http" in exposure:
+        path = exposure["http"].get("path", "")
+        if (not path.startswith("/api/v1/") or path.endswith("/") or "//" in path
+                or "?" in path or "#" in path):
+            problems.append("the HTTP path '%s' is not a clean path under /api/v1/" % path)
+    if descriptor.get("stability") in ("planned", "unsupported") and (
+            "tool" in mcp or "http" in exposure or "cli" in exposure
+            or (executable and "resource" in mcp)):
+        problems.append("a %s capability has an executable exposure" % descriptor["stability"])
+    cache = descriptor.get("cache") or {}
+    if cache.get("policy") == "process" and not cache.get("max_entries"):
+        problems.append("a process cache with max_entries 0")
+    if kind == "resource" and not (len(exposure) == 1 and "resource" in mcp
+                                   and not set(mcp) - {"resource", "prompt"}):
+        problems.append("a resource capability is exposed other than as an MCP resource or "
+                        "an MCP prompt")
+    return problems
 
-    def __init__(self, descriptors):
+
+class Registry:
+    """Every capability by id and by each of its exposures; built once per generation.
+    `objects` are the index's objects: their descriptors (and the problems each has on its
+    own) are made once per object and kept with it."""
+
+    def __init__(self, descriptors, objects=()):
         errors = []
         self.by_id, self.by_tool, self.by_uri, self.by_http, self.by_cli = {}, {}, {}, {}, {}
+        self.by_prompt = {}
         for descriptor in descriptors:
-            problems = self._add(descriptor)
-            if problems:
-                where = "capability '%s' (%s)" % (descriptor.get("id", ""),
-                                                  _provenance_text(descriptor))
-                errors += ["%s: %s" % (where, problem) for problem in problems]
+            errors += self._add(descriptor, descriptor_problems(descriptor))
+        for obj in objects:
+            if obj.problems is None:
+                obj.problems = descriptor_problems(declarative_descriptor(obj))
+            errors += self._add(obj.descriptor, obj.problems)
         if errors:
             raise RegistryError(errors)
         self.ids = sorted(self.by_id)
         self.summary = self._summary()
 
-    def _add(self, descriptor):
-        """Index one descriptor under its id and exposures; the invariants it breaks."""
-        problems = []
+    def _add(self, descriptor, problems):
+        """Index one descriptor under its id and exposures; every invariant it breaks."""
         cap_id = descriptor.get("id", "")
+        problems = list(problems)
 
-        def claim(table, key, what, *args):
+        def claim(table, key, what):
             other = table.get(key)
             if other is not None and other is not descriptor:
-                problems.append("%s is claimed by '%s' too" % (what % args, other.get("id")))
+                problems.append("%s is claimed by '%s' too" % (what, other.get("id")))
             table[key] = descriptor
 
         if cap_id in self.by_id:
             problems.append("the id is declared twice")
         self.by_id[cap_id] = descriptor
-        if not _CAPABILITY_ID.match(cap_id):
-            problems.append("the id is not <namespace>.<local>")
-        kind, exposure = descriptor.get("kind"), descriptor.get("exposure") or {}
-        executable = kind in _EXECUTABLE
+        exposure = descriptor.get("exposure") or {}
         mcp = exposure.get("mcp") or {}
         if "tool" in mcp:
-            if not _TOOL_NAME.match(mcp["tool"]):
-                problems.append("MCP tool name '%s' is not [a-z0-9_]+" % mcp["tool"])
-            claim(self.by_tool, mcp["tool"], "the MCP tool '%s'", mcp["tool"])
+            claim(self.by_tool, mcp["tool"], "the MCP tool '%s'" % mcp["tool"])
         if "resource" in mcp:
             uri = mcp["resource"].get("uri", "")
-            if not uri.startswith("majordomus://") or not _URI_SAFE.match(uri):
-                problems.append("the resource URI '%s' does not start with majordomus:// or "
-                                "carries whitespace" % uri)
-            claim(self.by_uri, uri, "the MCP resource '%s'", uri)
-            required = descriptor["input"]["schema"].get("required")
-            if executable and required:
-                problems.append("a query read as the resource '%s' is called with no input, "
-                                "and its input requires %s" % (uri, ", ".join(required)))
+            claim(self.by_uri, uri, "the MCP resource '%s'" % uri)
+        if "prompt" in mcp:
+            name = mcp["prompt"].get("name", "")
+            claim(self.by_prompt, name, "the MCP prompt '%s'" % name)
         if "http" in exposure:
             route = (exposure["http"].get("method", ""), exposure["http"].get("path", ""))
-            path = route[1]
-            if (not path.startswith("/api/v1/") or path.endswith("/") or "//" in path
-                    or "?" in path or "#" in path):
-                problems.append("the HTTP path '%s' is not a clean path under /api/v1/" % path)
-            claim(self.by_http, route, "the HTTP route %s %s", *route)
+            claim(self.by_http, route, "the HTTP route %s %s" % route)
         if "cli" in exposure:
             words = tuple(exposure["cli"].get("path") or ())
-            claim(self.by_cli, words, "the CLI command '%s'", " ".join(words))
-        if descriptor.get("stability") in ("planned", "unsupported") and (
-                "tool" in mcp or "http" in exposure or "cli" in exposure
-                or (executable and "resource" in mcp)):
-            problems.append("a %s capability has an executable exposure"
-                            % descriptor["stability"])
-        cache = descriptor.get("cache") or {}
-        if cache.get("policy") == "process" and not cache.get("max_entries"):
-            problems.append("a process cache with max_entries 0")
-        if kind == "resource" and not (len(exposure) == 1 and len(mcp) == 1
-                                       and "resource" in mcp):
-            problems.append("a resource capability is exposed other than as an MCP resource")
-        return problems
+            claim(self.by_cli, words, "the CLI command '%s'" % " ".join(words))
+        if not problems:
+            return problems
+        where = "capability '%s' (%s)" % (cap_id, _provenance_text(descriptor))
+        return ["%s: %s" % (where, problem) for problem in problems]
 
     def _summary(self):
         by_kind, by_stability = {}, {}
@@ -1789,6 +1993,8 @@ def check_input(schema, value):
             raise InvalidInput("property '%s' must be an integer" % name)
         if expected == "boolean" and not isinstance(item, bool):
             raise InvalidInput("property '%s' must be a boolean" % name)
+        if expected == "object" and not isinstance(item, dict):
+            raise InvalidInput("property '%s' must be an object" % name)
         if "enum" in rule and item not in rule["enum"]:
             raise InvalidInput("property '%s' must be one of %s"
                                % (name, ", ".join(map(str, rule["enum"]))))
@@ -1798,33 +2004,43 @@ def check_input(schema, value):
             raise InvalidInput("property '%s' must be at most %d" % (name, rule["maximum"]))
 
 
-class Service:
-    """One process's view of one layer: the index, its registry, execution and cache."""
+class Generation:
+    """One immutable snapshot of the layer (§15.1): its declarations and index, HEAD and
+    the branch, the registry, and every projection prepared from them (each at most once,
+    on first use). Everything that answers a request asks one generation."""
 
-    def __init__(self, layer, counters):
-        self.layer, self.index, self.counters = layer, layer.index, counters
+    def __init__(self, number, decl, index, head, counters, dirs=None, live=None):
+        self.number, self.decl, self.index, self.counters = number, decl, index, counters
+        self.root = decl.root
+        self.head, self.branch = head
+        self.dirs = dirs          # GitDirs of the work tree, or None outside one
+        self.live = live          # the Live that owns this generation (None: one-shot)
         began = time.perf_counter_ns()
-        self.registry = Registry(builtin_descriptors()
-                                 + [declarative_descriptor(o) for o in self.index.objects])
+        self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
         counters.phase("registry_build", began)
         import _thread
+        self._memo = {}
+        self._memo_lock = _thread.RLock()   # a projection may be built from another
         self._cache = {}
-        self._search_table = None
-        self._search_lock = _thread.allocate_lock()
+
+    def memo(self, name, build):
+        """The projection `name` of this generation, built by `build()` the first time
+        (under a lock: concurrent first requests under `serve` build it once)."""
+        value = self._memo.get(name, _MISSING)
+        if value is _MISSING:
+            with self._memo_lock:
+                value = self._memo.get(name, _MISSING)
+                if value is _MISSING:
+                    value = self._memo[name] = build()
+        return value
 
     def search_table(self):
-        """[(object, lower-cased content, lower-cased identity/title/description)] in URI
-        order, made by the first search (under a lock: concurrent first searches under
-        `serve` must not each fold every object) and kept."""
-        if self._search_table is None:
-            with self._search_lock:
-                if self._search_table is None:
-                    self._search_table = [
-                        (obj, obj.content.lower(), "\0".join(
-                            (obj.identity, obj.title or "", obj.description or "")).lower())
-                        for obj in self.index.objects]
-        return self._search_table
+        """[(object, lower-cased content, lower-cased identity/title/description)]."""
+        return self.memo("search", lambda: [
+            (obj, obj.content.lower(), "\0".join(
+                (obj.identity, obj.title or "", obj.description or "")).lower())
+            for obj in self.index.objects])
 
     def execute(self, cap_id, arguments):
         """§7.5: the one way anything runs a capability."""
@@ -1839,8 +2055,8 @@ class Service:
         if cache["policy"] != "process":
             return self._invoke(cap_id, arguments)
         began = time.perf_counter_ns()
-        key = (cap_id, json.dumps(arguments, sort_keys=True, separators=(",", ":")),
-               self.index.fingerprint)
+        # The cache belongs to the generation, so its key needs no index fingerprint.
+        key = (cap_id, json.dumps(arguments, sort_keys=True, separators=(",", ":")))
         entries = self._cache.setdefault(cap_id, {})
         hit = entries.get(key, _MISSING)
         self.counters.phase("cache_lookup", began)
@@ -1874,6 +2090,12 @@ class Service:
             raise InvalidInput("kind '%s' is not among the kinds this repository has: %s"
                                % (kind, ", ".join(self.index.kinds)))
 
+    def prompts(self):
+        """{name: object} of every object that is also an MCP prompt (§17)."""
+        return self.memo("prompts", lambda: {
+            name: self.index.by_uri[d["exposure"]["mcp"]["resource"]["uri"]]
+            for name, d in sorted(self.registry.by_prompt.items())})
+
 
 _MISSING = object()
 
@@ -1887,7 +2109,48 @@ def _traceback_text():
         return "(traceback unavailable)"
 
 
-# The handlers of §7.6: (service, validated input) -> the output value.
+# Keyset cursors (§16): opaque to clients, naming the last URI (or id) an answer held.
+_CURSOR_TAG = "mj1"
+
+
+def make_cursor(scope, key):
+    import base64
+    raw = ("%s:%s" % (scope, key)).encode("utf-8")
+    return _CURSOR_TAG + "." + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def read_cursor(scope, cursor):
+    """The key a cursor of `scope` names; InvalidInput for anything this program did not
+    write (for this kind of list)."""
+    import base64
+    import binascii
+    tag, dot, data = cursor.partition(".")
+    try:
+        if tag != _CURSOR_TAG or not dot or not re.match(r"[A-Za-z0-9_-]+\Z", data):
+            raise ValueError
+        text = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        text = ""
+    found, colon, key = text.partition(":")
+    if found != scope or not colon or not key:
+        raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
+    return key
+
+
+def page(items, key_of, scope, arguments, default):
+    """(the page of `items` (sorted by key) after the cursor, the next cursor or None)."""
+    import bisect
+    start = 0
+    if arguments.get("cursor") is not None:
+        after = read_cursor(scope, arguments["cursor"])
+        start = bisect.bisect_right([key_of(item) for item in items], after)
+    limit = arguments.get("limit", default)
+    chosen = items[start:start + limit]
+    more = start + limit < len(items)
+    return chosen, (make_cursor(scope, key_of(chosen[-1])) if more and chosen else None)
+
+
+# The handlers of §7.6: (generation, validated input) -> the output value.
 
 def summary(obj):
     out = {"uri": obj.uri, "id": obj.id, "kind": obj.kind, "identity": obj.identity}
@@ -1899,103 +2162,199 @@ def summary(obj):
     return out
 
 
-def handle_list(service, arguments):
+def _paged(out, next_cursor):
+    if next_cursor is not None:
+        out["next_cursor"] = next_cursor
+    return out
+
+
+def handle_list(gen, arguments):
     kind, tag = arguments.get("kind"), arguments.get("tag")
-    service.kinds_present(kind)
-    objects = [summary(o) for o in service.index.objects
+    gen.kinds_present(kind)
+    matches = [o for o in gen.index.objects
                if (kind is None or o.kind == kind) and (tag is None or tag in o.tags())]
-    return {"count": len(objects), "objects": objects}
+    chosen, next_cursor = page(matches, _uri_of, "uri", arguments, 50)
+    objects = [summary(o) for o in chosen]
+    return _paged({"count": len(objects), "total": len(matches), "objects": objects},
+                  next_cursor)
+
+
+def _uri_of(obj):
+    return obj.uri
 
 
 SNIPPET_LIMIT = 200
 
 
-def handle_search(service, arguments):
+def handle_search(gen, arguments):
     query, kind = arguments["query"], arguments.get("kind")
     limit = arguments.get("limit", 20)
     if not query.strip():
         raise Refused("argument 'query' is required and must not be blank")
-    service.kinds_present(kind)
+    gen.kinds_present(kind)
     needle = query.lower()
-    hits = []
-    for obj, lowered, names in service.search_table():
+    matches = []
+    for entry in gen.search_table():
+        obj, lowered, names = entry
         if kind is not None and obj.kind != kind:
             continue
-        at = lowered.find(needle)
-        if at < 0 and needle not in names:
-            continue
+        if needle in lowered or needle in names:
+            matches.append(entry)
+    chosen, next_cursor = page(matches, _entry_uri, "uri", arguments, 20)
+    hits = []
+    for obj, lowered, _ in chosen:
         hit = summary(obj)
+        at = lowered.find(needle)
         if at >= 0:
             # lower() never adds or removes a newline, so line numbers carry over.
             line = obj.content.split("\n")[lowered.count("\n", 0, at)]
             hit["snippet"] = line.strip()[:SNIPPET_LIMIT]
         hits.append(hit)
-        if len(hits) >= limit:
-            break
-    return {"query": query, "count": len(hits), "limit": limit, "hits": hits}
+    return _paged({"query": query, "count": len(hits), "total": len(matches), "limit": limit,
+                   "hits": hits}, next_cursor)
 
 
-def handle_get(service, arguments):
-    return resolve(service, arguments["uri"]).view()
+def _entry_uri(entry):
+    return entry[0].uri
 
 
-def handle_repository(service, arguments):
-    layer, index = service.layer, service.index
+def handle_get(gen, arguments):
+    view = resolve(gen, arguments["uri"]).view()
+    if "offset" in arguments or "limit" in arguments:
+        view = window(view, arguments.get("offset", 1), arguments.get("limit"))
+    return view
+
+
+def split_lines(text):
+    """The lines of a text, each with its `\n` (the last one may have none)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
+def window(view, offset, limit):
+    """§16: the ResourceView with `content` cut to the lines [offset, offset + limit)."""
+    if view["source"] != "declarative":
+        raise InvalidInput("property 'offset': %s is a query's answer, which takes no window "
+                           "of lines" % view["uri"])
+    lines = split_lines(view["content"])
+    if offset > len(lines) and not (offset == 1 and not lines):
+        raise InvalidInput("property 'offset': %d is past the last line of %s (%d lines)"
+                           % (offset, view["uri"], len(lines)))
+    if limit is None:
+        limit = max(len(lines) - offset + 1, 1)
+    chosen = lines[offset - 1:offset - 1 + limit]
+    out = dict(view, content="".join(chosen))
+    out["window"] = {"offset": offset, "limit": limit, "lines": len(chosen),
+                     "total_lines": len(lines)}
+    if offset - 1 + len(chosen) < len(lines):
+        out["window"]["next_offset"] = offset + len(chosen)
+    return out
+
+
+def handle_repository(gen, arguments):
+    decl, index = gen.decl, gen.index
     return {
         "repository": {
-            "root": layer.root, "layer_schema": layer.manifest.schema,
-            "sections": dict(sorted(layer.manifest.sections.items())),
-            "git": layer.git_state(), "discovery": layer.discovery,
-            "source_classes": [[c.id, c.kind] for c in layer.classes],
-            "kinds_file": layer.kinds.kinds_file},
+            "root": decl.root, "layer_schema": decl.manifest.schema,
+            "sections": dict(sorted(decl.manifest.sections.items())),
+            "git": git_report(gen), "discovery": decl.discovery,
+            "source_classes": [[c.id, c.kind] for c in decl.classes],
+            "kinds_file": decl.kinds.kinds_file},
         "state": index.state, "objects": len(index.objects), "kinds": dict(index.kinds),
         "diagnostics": [d.as_dict() for d in index.diagnostics],
-        "capabilities": dict(service.registry.summary)}
+        "capabilities": dict(gen.registry.summary),
+        "live": {"generation": gen.number, "stale": gen.live.stale if gen.live else None}}
 
 
-def handle_capabilities(service, arguments):
+def git_report(gen):
+    """§9.1 `git`: HEAD and the branch of the generation; the work tree (which nothing
+    watches) as `git status` sees it now."""
+    tree, reason = working_tree_state(gen.root)
+    if gen.dirs is None or tree is None:
+        return {"state": "unavailable", "reason": reason or "not inside a git work tree"}
+    return {"state": "available", "toplevel": os.path.realpath(gen.dirs.toplevel),
+            "head": gen.head, "branch": gen.branch, "working_tree": tree}
+
+
+def handle_capabilities(gen, arguments):
     kind, exposure = arguments.get("kind"), arguments.get("exposure")
-    registry = service.registry
-    chosen = [registry.by_id[i] for i in registry.ids
-              if (kind is None or registry.by_id[i]["kind"] == kind)
-              and (exposure is None or exposure in registry.by_id[i]["exposure"])]
-    return {"count": len(chosen), "summary": registry.summary, "capabilities": chosen}
+    registry = gen.registry
+    matches = [i for i in registry.ids
+               if (kind is None or registry.by_id[i]["kind"] == kind)
+               and (exposure is None or exposure in registry.by_id[i]["exposure"])]
+    chosen, next_cursor = page(matches, str, "id", arguments, 20)
+    return _paged({"count": len(chosen), "total": len(matches), "summary": registry.summary,
+                   "capabilities": [registry.by_id[i] for i in chosen]}, next_cursor)
 
 
-def handle_describe(service, arguments):
-    descriptor = service.registry.by_id.get(arguments["id"])
+def handle_describe(gen, arguments):
+    descriptor = gen.registry.by_id.get(arguments["id"])
     if descriptor is None:
         raise NotFound("unknown capability: %s" % arguments["id"])
     return descriptor
 
 
-def handle_perf(service, arguments):
-    return service.counters.snapshot()
+def handle_perf(gen, arguments):
+    return gen.counters.snapshot()
+
+
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+
+
+def placeholders(body):
+    """§17: the distinct {{NAME}} placeholders of a body, in order of first appearance."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(body)))
+
+
+def handle_prompt(gen, arguments):
+    name, given = arguments["name"], arguments.get("arguments", {})
+    obj = gen.prompts().get(name)
+    if obj is None:
+        raise NotFound("unknown prompt: %s" % name)
+    body = obj.body if obj.body is not None else obj.content
+    wanted = placeholders(body)
+    for key, value in given.items():
+        if not isinstance(value, str):
+            raise InvalidInput("argument '%s' must be a string" % key)
+        if key not in wanted:
+            raise InvalidInput("prompt '%s' has no argument '%s'" % (name, key))
+    for key in wanted:
+        if key not in given:
+            raise InvalidInput("prompt '%s' needs argument '%s'" % (name, key))
+    # One pass: a value is inserted as given, never scanned for placeholders itself.
+    text = _PLACEHOLDER.sub(lambda match: given[match.group(1)], body)
+    out = {"name": name}
+    if obj.description is not None:
+        out["description"] = obj.description
+    out.update(messages=[{"role": "user", "content": {"type": "text", "text": text}}],
+               uri=obj.uri, provenance=obj.provenance)
+    return out
 
 
 HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
-            "perf.counters": handle_perf}
+            "prompts.get": handle_prompt, "perf.counters": handle_perf}
 
 
 # ---------------------------------------------------------------------------------------
 # 8. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
 # ---------------------------------------------------------------------------------------
 
-def resolve(service, uri):
+def resolve(gen, uri):
     """§8: the only path from a URI to an answer (objects.get and resources/read)."""
-    entry = service.registry.by_uri.get(uri) if isinstance(uri, str) else None
+    entry = gen.registry.by_uri.get(uri) if isinstance(uri, str) else None
     if entry is None:
         raise NotFound("unknown resource: %s" % uri)
     if entry["kind"] == "resource":
-        obj = service.index.by_uri.get(uri)
+        obj = gen.index.by_uri.get(uri)
         if obj is None:
             raise Internal("%s: the registry names %s and the index holds no such object"
                            % (uri, entry["id"]))
         return Resolved(entry, uri, obj=obj)
     try:
-        answer = service.execute(entry["id"], {})
+        answer = gen.execute(entry["id"], {})
     except Refused:
         raise
     except CapabilityError as exc:
@@ -2048,22 +2407,338 @@ class Resolved:
 
 
 # ---------------------------------------------------------------------------------------
-# 9. MCP over stdio (§9): JSON-RPC 2.0, one JSON value per line, bytes in and out.
+# 9. The live layer (§15): the current generation of a long-lived process, kept fresh by
+#    a stamp and a sweep, rebuilt from what changed, and the notifications that follow.
+# ---------------------------------------------------------------------------------------
+
+SWEEP_EVERY = 1.0        # seconds: a request sweeps at most this often
+IDLE_SHARE = 0.005       # the idle timer's sweeps use at most this share of one core
+IDLE_TICK = 1.0          # seconds between the idle timer's stamp comparisons
+_GIT_FILES = ("HEAD", "index", "ORIG_HEAD", "MERGE_HEAD", "logs/HEAD", "rebase-merge",
+              "rebase-apply")
+_GIT_COMMON_FILES = ("packed-refs", "refs", "refs/heads")
+
+
+def _stat(path):
+    try:
+        return file_signature(os.lstat(path))
+    except OSError:
+        return None
+
+
+def first_generation(start, discovery, counters, live=None):
+    """Root → declarations → discovery → index → registry (§9.0): generation 1, and what
+    a live process needs to follow it (the declarations' signatures and the walk)."""
+    root = find_root(start)
+    decl = read_declarations(root, discovery)
+    dirs = find_git_dirs(root)
+    claims, diagnostics, walked = discover_files(decl, counters)
+    head = read_head(dirs) if dirs is not None else (None, None)
+    began = time.perf_counter_ns()
+    index = build_index(decl, claims, diagnostics, counters)
+    counters.phase("index_build", began)
+    counters.count("index_builds")
+    counters.values["generation"] = 1
+    return Generation(1, decl, index, head, counters, dirs, live), claims, walked
+
+
+class Listener:
+    """A client that hears of changes: which lists it follows, which URIs, and how a
+    notification reaches it (`send(method, params)`, a whole frame or event)."""
+
+    def __init__(self, send, resources_list=True, prompts_list=True, uris=()):
+        self.send = send
+        self.resources_list, self.prompts_list = resources_list, prompts_list
+        self.uris = set(uris)
+
+
+class Live:
+    """The one owner of "the current generation" (§15.1). Every projection asks
+    `current()`, which compares the stamp (and, at most once a second, sweeps the kept
+    files) and rebuilds only what changed; a failed rebuild keeps the last good one."""
+
+    def __init__(self, start, discovery, counters, watch=True, strict=False):
+        import _thread
+        self.counters, self.watch, self.strict = counters, watch, strict
+        self.stale = None
+        self._rebuilding = _thread.allocate_lock()
+        self._sweeping = _thread.allocate_lock()
+        self._listeners_lock = _thread.allocate_lock()
+        self.listeners = []
+        self._timer = False
+        self.generation, self._claims, walked = first_generation(
+            start, discovery, counters, self)
+        self._discovered = None   # the discovery diagnostics of the last discovery
+        self._remember(self.generation, self._claims, walked, None)
+
+    # -- what is watched --------------------------------------------------------------
+
+    def _remember(self, gen, claims, walked, before):
+        """Keep what the next check compares with: the stamp's paths and values, and the
+        signature of every kept file."""
+        root, dirs = gen.root, gen.dirs
+        self._claims = claims
+        self._decl_paths = [os.path.join(root, p) for p in gen.decl.watched]
+        git = []
+        if dirs is not None:
+            git = ([os.path.join(dirs.git_dir, name) for name in _GIT_FILES]
+                   + [os.path.join(dirs.common_dir, name) for name in _GIT_COMMON_FILES])
+        self._git_paths = git
+        self._walked = [path for path, _ in walked]
+        stamp = self._read_stamp()
+        # A walked directory keeps the signature it had when it was listed.
+        stamp = (stamp[0], stamp[1], tuple(sig for _, sig in walked))
+        if before is not None and (before[0] != stamp[0] and len(before[0]) == len(stamp[0])
+                                   or before[1] != stamp[1]):
+            stamp = None   # something moved while rebuilding: look again next time
+        self._stamp = stamp
+        self._seen = gen.index.signatures()
+        self._swept = time.monotonic()
+        self._idle_sweep_every = SWEEP_EVERY
+
+    def _read_stamp(self):
+        return (tuple(_stat(p) for p in self._decl_paths),
+                tuple(_stat(p) for p in self._git_paths),
+                tuple(_stat(p) for p in self._walked))
+
+    # -- the check before each request ------------------------------------------------
+
+    def current(self):
+        """The generation a request is answered from."""
+        if self.watch:
+            self.check()
+        return self.generation
+
+    def check(self, idle=False):
+        began = time.perf_counter_ns()
+        self.counters.count("freshness_checks")
+        stamp = self._read_stamp()
+        moved = stamp != self._stamp
+        changed = False
+        if not moved:
+            every = self._idle_sweep_every if idle else SWEEP_EVERY
+            if time.monotonic() - self._swept >= every:
+                changed = self._sweep()
+        self.counters.phase("freshness_check", began)
+        # One rebuild at a time; a request meanwhile is answered from the current one.
+        if (moved or changed) and self._rebuilding.acquire(False):
+            try:
+                self._rebuild(stamp)
+            finally:
+                self._rebuilding.release()
+
+    def _sweep(self):
+        """Does any kept file's (size, mtime_ns, inode) differ from what was read?"""
+        if not self._sweeping.acquire(False):
+            return False
+        try:
+            began = time.perf_counter_ns()
+            self.counters.count("sweeps")
+            root = self.generation.root + "/"
+            changed = False
+            for path, signature in self._seen.items():
+                if _stat(root + path) != signature:
+                    changed = True
+                    break
+            elapsed = (time.perf_counter_ns() - began) / 1e9
+            self._swept = time.monotonic()
+            # On a large layer the idle timer sweeps less often than once a second.
+            self._idle_sweep_every = max(SWEEP_EVERY, elapsed / IDLE_SHARE)
+            self.counters.phase("sweep", began)
+            return changed
+        finally:
+            self._sweeping.release()
+
+    def _rebuild(self, stamp):
+        old = self.generation
+        if stamp != self._stamp:
+            self.counters.count("stamp_moves")
+        moved = self._stamp is None or stamp != self._stamp
+        signatures = None
+        try:
+            decl = old.decl
+            redeclared = self._stamp is None or stamp[0] != self._stamp[0]
+            if redeclared:
+                decl = read_declarations(old.root, old.decl.discovery)
+            if moved:
+                claims, diagnostics, walked = discover_files(decl, self.counters)
+                head = read_head(old.dirs) if old.dirs is not None else (None, None)
+                self._discovered = diagnostics
+            else:
+                claims, walked = self._claims, list(zip(self._walked, stamp[2]))
+                diagnostics = self._discovered
+                if diagnostics is None:
+                    diagnostics = [d for d in old.index.diagnostics if d.code in
+                                   ("claimed_twice", "required_source_empty")]
+                head = (old.head, old.branch)
+            root = old.root + "/"
+            signatures = {path: _stat(root + path) for path, _ in claims}
+            if (not redeclared and head == (old.head, old.branch)
+                    and _same_claims(claims, self._claims) and signatures == self._seen
+                    and _same_diagnostics(diagnostics, old.index.diagnostics)):
+                self._remember(old, claims, walked, stamp)   # e.g. a plain `git status`
+                return
+            began = time.perf_counter_ns()
+            index = build_index(decl, claims, diagnostics, self.counters,
+                                None if redeclared else old.index.results, signatures)
+            self.counters.phase("index_build", began)
+            new = Generation(old.number + 1, decl, index, head, self.counters, old.dirs, self)
+            if self.strict and index.errors:
+                raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing "
+                            "to serve under --strict" % index.errors)
+        except (Fatal, RegistryError) as exc:
+            self._failed(str(exc) if isinstance(exc, RegistryError) else exc.message, stamp,
+                         signatures)
+            return
+        except Exception as exc:  # a defect must not end a server that has a good layer
+            log(DEBUG, "rebuild failed", traceback=_traceback_text())
+            self._failed("internal error: %s: %s" % (type(exc).__name__, exc), stamp,
+                         signatures)
+            return
+        self.counters.count("index_builds")
+        self.counters.values["generation"] = new.number
+        self._remember(new, claims, walked, stamp)
+        self.generation = new
+        if self.stale is not None:
+            log(INFO, "the layer is readable again", generation=new.number)
+        self.stale = None
+        log(DEBUG, "generation built", generation=new.number, objects=len(index.objects),
+            state=index.state)
+        self._tell(old, new)
+
+    def _failed(self, message, stamp, signatures):
+        """§15.3: keep the last good generation; say so once; wait for the next move."""
+        self.counters.count("rebuilds_failed")
+        self.stale = message
+        log(WARN, "the layer could not be read again; still serving generation %d"
+            % self.generation.number, reason=message)
+        self._stamp = stamp
+        if signatures is not None:
+            self._seen = {path: sig for path, sig in signatures.items()}
+        self._swept = time.monotonic()
+
+    # -- telling the clients (§15.4) --------------------------------------------------
+
+    def listen(self, listener):
+        """Start telling `listener` of changes; the idle timer runs while anyone listens."""
+        import _thread
+        with self._listeners_lock:
+            if listener not in self.listeners:
+                self.listeners.append(listener)
+            start = self.watch and not self._timer
+            self._timer = self._timer or start
+        if start:
+            _thread.start_new_thread(self._idle, ())
+
+    def unlisten(self, listener):
+        with self._listeners_lock:
+            if listener in self.listeners:
+                self.listeners.remove(listener)
+
+    def _idle(self):
+        """The idle timer: compare the stamp every second, sweep as often as the idle
+        budget allows; stop when nobody listens (a process with no listener uses no CPU)."""
+        while True:
+            time.sleep(IDLE_TICK)
+            with self._listeners_lock:
+                if not self.listeners:
+                    self._timer = False
+                    return
+            try:
+                self.check(idle=True)
+            except Exception:  # the timer must outlive any one failure
+                log(DEBUG, "idle check failed", traceback=_traceback_text())
+
+    def _tell(self, old, new):
+        with self._listeners_lock:
+            listeners = list(self.listeners)
+        if not listeners:
+            return
+        resources = _listing_changed(old.index.objects, new.index.objects, _resource_key)
+        prompts = _listing_changed(list(old.prompts().values()), list(new.prompts().values()),
+                                   _prompt_key)
+        for listener in listeners:
+            try:
+                if resources and listener.resources_list:
+                    listener.send("notifications/resources/list_changed", None)
+                if prompts and listener.prompts_list:
+                    listener.send("notifications/prompts/list_changed", None)
+                for uri in sorted(listener.uris):
+                    if _read_changed(old, new, uri):
+                        listener.send("notifications/resources/updated", {"uri": uri})
+            except Exception:  # one client that cannot be told must not stop the others
+                log(DEBUG, "a notification could not be delivered",
+                    traceback=_traceback_text())
+
+
+def _same_claims(a, b):
+    return len(a) == len(b) and all(
+        pa == pb and sa is sb for (pa, sa), (pb, sb) in zip(a, b))
+
+
+def _same_diagnostics(discovery, diagnostics):
+    old = [d for d in diagnostics if d.code in ("claimed_twice", "required_source_empty")]
+    return [(d.code, d.path, d.message) for d in discovery] == [
+        (d.code, d.path, d.message) for d in old]
+
+
+def _listing_changed(old, new, key):
+    """Would a listing of `new` differ from one of `old`? Unchanged files keep their
+    objects, so most pairs are the same object and cost nothing."""
+    return len(old) != len(new) or any(
+        a is not b and key(a) != key(b) for a, b in zip(old, new))
+
+
+def _resource_key(obj):
+    return (obj.uri, obj.identity, obj.title, obj.description, obj.media_type, obj.id,
+            obj.kind, tuple(obj.provenance.items()))
+
+
+def _prompt_key(obj):
+    body = obj.body if obj.body is not None else obj.content
+    return _resource_key(obj) + tuple(placeholders(body))
+
+
+def _read_changed(old, new, uri):
+    """Would `resources/read` of `uri` answer differently (or not at all) now?"""
+    entry = new.registry.by_uri.get(uri)
+    if entry is not None and entry["kind"] in _EXECUTABLE:
+        return True   # a query's answer: the repository report names its generation
+    before, after = old.index.by_uri.get(uri), new.index.by_uri.get(uri)
+    if after is None:
+        return before is not None
+    return before is None or (before.content, before.media_type) != (
+        after.content, after.media_type)
+
+
+# ---------------------------------------------------------------------------------------
+# 10. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
+#     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
+#     framings over it; then the stdio transport.
 # ---------------------------------------------------------------------------------------
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSION = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+SERVER_INFO = {"name": "majordomus", "title": "Majordomus", "version": VERSION}
 LINE_BOUND = 1048576
 TOOL_ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
                     "openWorldHint": False}
+# The results a 2026-07-28 client may cache (for 0 ms: the layer can change any moment).
+_CACHEABLE = frozenset(("server/discover", "tools/list", "resources/list",
+                        "resources/templates/list", "resources/read", "prompts/list"))
 
 
 class RawJSON:
-    """An already-serialised JSON value, spliced into a frame as it is."""
+    """An already-serialised JSON object, spliced into a frame as it is."""
 
     __slots__ = ("data",)
 
-    def __init__(self, value):
-        self.data = _json_bytes(value)
+    def __init__(self, value=None, data=None):
+        self.data = _json_bytes(value) if data is None else data
 
 
 def _json_bytes(value):
@@ -2075,18 +2750,21 @@ def _json_bytes(value):
 
 
 class RpcError(Exception):
-    def __init__(self, code, message):
+    def __init__(self, code, message, data=None):
         Exception.__init__(self, message)
-        self.code, self.message = code, message
+        self.code, self.message, self.data = code, message, data
 
 
-class McpProjection:
-    """The registry as MCP sees it: listings built once per index, and the methods."""
+class _ResourceMissing(Exception):
+    """resources/read of a URI nothing serves: each era words it its own way."""
 
-    def __init__(self, service):
-        self.service = service
-        registry = service.registry
-        service.counters.count("mcp_projection_builds")
+
+class McpListing:
+    """The registry as MCP lists it, prepared once per generation (on first use)."""
+
+    def __init__(self, gen):
+        gen.counters.count("mcp_projection_builds")
+        registry = gen.registry
         self.tools, self.tool_ids = [], {}
         for cap_id in registry.ids:
             descriptor = registry.by_id[cap_id]
@@ -2100,145 +2778,384 @@ class McpProjection:
                     "outputSchema": descriptor["output"]["schema"],
                     "_meta": {"majordomus": {"id": cap_id}}, "annotations": TOOL_ANNOTATIONS})
         self.tools_result = RawJSON({"tools": self.tools})
-        self._resources = self._resources_result = None
-        index = service.index
+        self.queries = [registry.by_id[i] for i in registry.ids
+                        if registry.by_id[i]["kind"] in _EXECUTABLE
+                        and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
+        index = gen.index
         self.instructions = (
             "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
             "(%d tools, %d resources), index state %s. Each object is the resource "
             "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, "
             "documents); majordomus://repository carries the repository report with every "
-            "diagnostic. Nothing is ever written." % (
-                len(index.objects), registry.summary["total"], len(self.tools),
-                registry.summary["mcp_resources"], index.state))
-        self.initialized = False
-        self.methods = {
-            "initialize": self.initialize, "ping": lambda params: {},
-            "resources/list": lambda params: self.resources_result(),
-            "resources/templates/list": lambda params: {"resourceTemplates": []},
-            "resources/read": self.read, "tools/list": lambda params: self.tools_result,
-            "tools/call": self.call}
+            "diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
+            "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
+            "written." % (len(index.objects), registry.summary["total"], len(self.tools),
+                          registry.summary["mcp_resources"], index.state,
+                          len(registry.by_prompt)))
 
-    @property
-    def resources(self):
-        """The resources/list entries: query resources first, then objects in URI order.
-        Built on first use (a client may never list), then kept."""
-        if self._resources is None:
-            self._resources = ([self._query_resource(d) for d in self._query_descriptors()]
-                               + [self._object_resource(o) for o in self.service.index.objects])
-        return self._resources
-
-    def resource_uris(self):
+    def resource_uris(self, gen):
         """The URIs of resources/list, in its order, without building the entries."""
-        return [d["exposure"]["mcp"]["resource"]["uri"] for d in self._query_descriptors()] + [
-            o.uri for o in self.service.index.objects]
+        return [d["exposure"]["mcp"]["resource"]["uri"] for d in self.queries] + [
+            o.uri for o in gen.index.objects]
 
-    def _query_descriptors(self):
-        registry = self.service.registry
-        return [registry.by_id[i] for i in registry.ids
-                if registry.by_id[i]["kind"] in _EXECUTABLE
-                and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
 
-    def resources_result(self):
-        if self._resources_result is None:
-            self._resources_result = RawJSON({"resources": self.resources})
-        return self._resources_result
+def mcp_listing(gen):
+    return gen.memo("mcp", lambda: McpListing(gen))
 
-    @staticmethod
-    def _query_resource(descriptor):
-        resource = descriptor["exposure"]["mcp"]["resource"]
-        return {"uri": resource["uri"], "name": resource["name"], "title": descriptor["title"],
-                "description": descriptor["description"], "mimeType": "application/json",
-                "_meta": {"majordomus": {"id": descriptor["id"], "kind": descriptor["kind"],
-                                         "provenance": descriptor["provenance"]}}}
 
-    @staticmethod
-    def _object_resource(obj):
-        out = {"uri": obj.uri, "name": obj.identity, "title": obj.title or obj.identity}
-        if obj.description is not None:
-            out["description"] = obj.description
-        out["mimeType"] = obj.media_type
-        out["_meta"] = {"majordomus": {"id": obj.id, "kind": obj.kind, "identity": obj.identity,
-                                       "provenance": obj.provenance}}
-        return out
+def mcp_resources(gen):
+    """The resources/list entries: query resources first, then objects in URI order."""
+    return gen.memo("mcp.resources", lambda: [
+        _query_resource(d) for d in mcp_listing(gen).queries] + [
+        _object_resource(o) for o in gen.index.objects])
 
-    def initialize(self, params):
-        version = params.get("protocolVersion")
-        if version not in PROTOCOL_VERSIONS:
-            version = PROTOCOL_VERSIONS[0]
-        return {"protocolVersion": version,
-                "capabilities": {"resources": {"subscribe": False, "listChanged": False},
-                                 "tools": {"listChanged": False}},
-                "serverInfo": {"name": "majordomus", "title": "Majordomus", "version": VERSION},
-                "instructions": self.instructions}
 
-    def read(self, params):
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise RpcError(-32602, "params.uri is required")
+def _query_resource(descriptor):
+    resource = descriptor["exposure"]["mcp"]["resource"]
+    return {"uri": resource["uri"], "name": resource["name"], "title": descriptor["title"],
+            "description": descriptor["description"], "mimeType": "application/json",
+            "_meta": {"majordomus": {"id": descriptor["id"], "kind": descriptor["kind"],
+                                     "provenance": descriptor["provenance"]}}}
+
+
+def _object_resource(obj):
+    out = {"uri": obj.uri, "name": obj.identity, "title": obj.title or obj.identity}
+    if obj.description is not None:
+        out["description"] = obj.description
+    out["mimeType"] = obj.media_type
+    out["_meta"] = {"majordomus": {"id": obj.id, "kind": obj.kind, "identity": obj.identity,
+                                   "provenance": obj.provenance}}
+    return out
+
+
+def mcp_prompts(gen):
+    """The prompts/list entries (§17), in name order."""
+    def build():
+        out = []
+        for name, obj in gen.prompts().items():
+            entry = {"name": name, "title": obj.title or obj.identity}
+            if obj.description is not None:
+                entry["description"] = obj.description
+            body = obj.body if obj.body is not None else obj.content
+            entry["arguments"] = [{"name": arg, "description": "Replaces {{%s}} in the prompt."
+                                   % arg, "required": True} for arg in placeholders(body)]
+            entry["_meta"] = {"majordomus": {"id": obj.id, "uri": obj.uri,
+                                             "provenance": obj.provenance}}
+            out.append(entry)
+        return RawJSON({"prompts": out})
+    return gen.memo("mcp.prompts", build)
+
+
+class McpSession:
+    """One client connection: the legacy handshake and its resource subscriptions, the
+    2026-07-28 listen subscriptions, and `write(frame)`, which puts one whole frame on
+    the connection (one writer at a time)."""
+
+    def __init__(self, live, write):
+        self.live, self.write = live, write
+        self.initialized = False
+        self.legacy = Listener(self._notify, uris=())
+        self.listens = {}
+
+    def _notify(self, method, params):
+        self.write(_notification(method, params))
+
+    def close(self):
+        """The connection ended: nobody is told anything any more."""
+        self.live.unlisten(self.legacy)
+        for listener in self.listens.values():
+            self.live.unlisten(listener)
+        self.listens.clear()
+
+
+class Call:
+    """One request as a method handler sees it: the generation it is answered from, the
+    session, its id and era."""
+
+    __slots__ = ("gen", "session", "id", "modern")
+
+    def __init__(self, gen, session, msg_id, modern):
+        self.gen, self.session, self.id, self.modern = gen, session, msg_id, modern
+
+
+def _capabilities(live):
+    watching = live.watch
+    return {"resources": {"subscribe": watching, "listChanged": watching},
+            "tools": {"listChanged": False}, "prompts": {"listChanged": watching}}
+
+
+def m_initialize(call, params):
+    version = params.get("protocolVersion")
+    if version not in PROTOCOL_VERSIONS:
+        version = PROTOCOL_VERSIONS[0]
+    return {"protocolVersion": version, "capabilities": _capabilities(call.session.live),
+            "serverInfo": SERVER_INFO, "instructions": mcp_listing(call.gen).instructions}
+
+
+def m_discover(call, params):
+    return {"resultType": "complete", "supportedVersions": [MODERN_VERSION] + list(
+        PROTOCOL_VERSIONS), "capabilities": _capabilities(call.session.live),
+            "serverInfo": SERVER_INFO, "instructions": mcp_listing(call.gen).instructions}
+
+
+def _no_cursor(params):
+    if params.get("cursor") is not None:
+        raise RpcError(-32602, "invalid cursor")
+
+
+def m_resources_list(call, params):
+    _no_cursor(params)
+    return call.gen.memo("mcp.resources.result",
+                         lambda: RawJSON({"resources": mcp_resources(call.gen)}))
+
+
+def m_tools_list(call, params):
+    _no_cursor(params)
+    return mcp_listing(call.gen).tools_result
+
+
+def m_prompts_list(call, params):
+    _no_cursor(params)
+    return mcp_prompts(call.gen)
+
+
+def m_read(call, params):
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RpcError(-32602, "params.uri is required")
+    try:
+        resolved = resolve(call.gen, uri)
+    except NotFound:
+        raise _ResourceMissing(uri)
+    except InvalidInput as exc:
+        raise RpcError(-32602, str(exc))
+    except CapabilityError as exc:
+        raise RpcError(-32603, str(exc))
+    return {"contents": [{"uri": uri, "mimeType": resolved.media_type, "text": resolved.text}]}
+
+
+def m_call(call, params):
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise RpcError(-32602, "params.name is required")
+    arguments = params.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise RpcError(-32602, "params.arguments must be an object")
+    cap_id = mcp_listing(call.gen).tool_ids.get(name)
+    if cap_id is None:
+        raise RpcError(-32602, "unknown tool: %s" % name)
+    try:
+        value = call.gen.execute(cap_id, arguments)
+    except Internal as exc:
+        raise RpcError(-32603, str(exc))
+    except CapabilityError as exc:
+        return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+    text = _json_bytes(value).decode("utf-8", "surrogatepass")
+    return {"content": [{"type": "text", "text": text}], "structuredContent": value,
+            "isError": False}
+
+
+def m_prompt(call, params):
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise RpcError(-32602, "params.name is required")
+    arguments = params.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise RpcError(-32602, "params.arguments must be an object")
+    try:
+        value = call.gen.execute("prompts.get", {"name": name, "arguments": arguments})
+    except (InvalidInput, NotFound) as exc:
+        raise RpcError(-32602, exc.message)
+    except CapabilityError as exc:
+        raise RpcError(-32603, str(exc))
+    out = {"description": value["description"]} if "description" in value else {}
+    out["messages"] = value["messages"]
+    return out
+
+
+def _subscribed_uri(call, params):
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RpcError(-32602, "params.uri is required")
+    return uri
+
+
+def m_subscribe(call, params):
+    uri = _subscribed_uri(call, params)
+    if uri not in call.gen.registry.by_uri:
+        raise _ResourceMissing(uri)
+    call.session.legacy.uris.add(uri)
+    return {}
+
+
+def m_unsubscribe(call, params):
+    call.session.legacy.uris.discard(_subscribed_uri(call, params))
+    return {}
+
+
+_NO_ANSWER = object()   # a request answered later, or never (subscriptions/listen)
+
+
+def m_listen(call, params):
+    """§18: acknowledge at once with what will be honoured, then tag every notification
+    of this subscription with its id; the request itself stays open."""
+    wanted = params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise RpcError(-32602, "params.notifications is required")
+    session, honoured = call.session, {}
+    if session.live.watch:
+        for flag in ("resourcesListChanged", "promptsListChanged"):
+            if wanted.get(flag) is True:
+                honoured[flag] = True
+        uris = wanted.get("resourceSubscriptions")
+        known = [u for u in (uris if isinstance(uris, list) else ())
+                 if isinstance(u, str) and u in call.gen.registry.by_uri]
+        if known:
+            honoured["resourceSubscriptions"] = list(dict.fromkeys(known))
+    tag = {META_SUBSCRIPTION: call.id}
+    session.write(_notification("notifications/subscriptions/acknowledged",
+                                {"_meta": tag, "notifications": honoured}))
+
+    def send(method, params_):
+        session.write(_notification(method, dict(params_ or {}, _meta=tag)))
+
+    listener = Listener(send, "resourcesListChanged" in honoured,
+                        "promptsListChanged" in honoured,
+                        honoured.get("resourceSubscriptions", ()))
+    session.listens[_id_key(call.id)] = listener
+    session.live.listen(listener)
+    return _NO_ANSWER
+
+
+def _id_key(msg_id):
+    return json.dumps(msg_id, sort_keys=True)
+
+
+# method -> (handler, served to legacy requests, served to modern requests)
+METHODS = {
+    "initialize": (m_initialize, True, False),
+    "ping": (lambda call, params: {}, True, False),
+    "server/discover": (m_discover, False, True),
+    "resources/list": (m_resources_list, True, True),
+    "resources/templates/list": (lambda call, params: {"resourceTemplates": []}, True, True),
+    "resources/read": (m_read, True, True),
+    "resources/subscribe": (m_subscribe, True, False),
+    "resources/unsubscribe": (m_unsubscribe, True, False),
+    "tools/list": (m_tools_list, True, True),
+    "tools/call": (m_call, True, True),
+    "prompts/list": (m_prompts_list, True, True),
+    "prompts/get": (m_prompt, True, True),
+    "subscriptions/listen": (m_listen, False, True),
+}
+
+
+def is_modern(method, params):
+    """§18: a request is of the 2026-07-28 era when its `_meta` names a protocol version
+    (and `server/discover` always is)."""
+    meta = params.get("_meta")
+    return method == "server/discover" or (isinstance(meta, dict) and META_VERSION in meta)
+
+
+def check_modern_envelope(params, header_version=None):
+    """The 2026-07-28 `_meta` rules (§18, and §19's header first): RpcError when broken."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or META_VERSION not in meta:
+        raise RpcError(-32602, "params._meta must carry %s" % META_VERSION)
+    if not isinstance(meta.get(META_CAPABILITIES), dict):
+        raise RpcError(-32602, "params._meta must carry %s (an object)" % META_CAPABILITIES)
+    version = meta[META_VERSION]
+    if header_version is not None and header_version != version:
+        raise RpcError(-32020, "header mismatch: MCP-Protocol-Version")
+    if version != MODERN_VERSION:
+        raise RpcError(-32022, "Unsupported protocol version",
+                       {"supported": [MODERN_VERSION], "requested": version})
+
+
+def _modern(method, result):
+    """A result in the 2026-07-28 shape: resultType, the server's identity in `_meta`,
+    and for the cacheable ones a zero time to live."""
+    extra = {"resultType": "complete"}
+    if method in _CACHEABLE:
+        extra.update(ttlMs=0, cacheScope="private")
+    extra["_meta"] = {META_SERVER: SERVER_INFO}
+    if isinstance(result, RawJSON):   # splice the fields in, never re-encoding the list
+        comma = b"," if result.data != b"{}" else b""
+        return RawJSON(data=result.data[:-1] + comma + _json_bytes(extra)[1:])
+    out = dict(result)
+    out.update((k, v) for k, v in extra.items() if k not in out)
+    return out
+
+
+def dispatch(live, session, message, header_version=None):
+    """One JSON-RPC message of either era: the answer frame (bytes), or None."""
+    if not isinstance(message, dict):
+        return _frame(None, error=(-32600, "a message is a JSON object"))
+    method, msg_id = message.get("method"), message.get("id")
+    if not isinstance(method, str):
+        return None if msg_id is None else _frame(msg_id, error=(-32600, "missing method"))
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
+    if msg_id is None:
+        _notification_in(session, method, params)
+        return None
+    modern = is_modern(method, params)
+    try:
+        if modern:
+            check_modern_envelope(params, header_version)
+        entry = METHODS.get(method)
+        if entry is None or not entry[2 if modern else 1]:
+            raise RpcError(-32601, "method not found: %s" % method)
+        call = Call(live.current(), session, msg_id, modern)
         try:
-            resolved = resolve(self.service, uri)
-        except NotFound:
+            result = entry[0](call, params)
+        except _ResourceMissing as exc:
+            uri = exc.args[0]
+            if modern:
+                raise RpcError(-32602, "resource not found: %s" % uri, {"uri": uri})
             raise RpcError(-32002, "resource not found: %s" % uri)
-        except InvalidInput as exc:
-            raise RpcError(-32602, str(exc))
-        except CapabilityError as exc:
-            raise RpcError(-32603, str(exc))
-        return {"contents": [{"uri": uri, "mimeType": resolved.media_type,
-                              "text": resolved.text}]}
-
-    def call(self, params):
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise RpcError(-32602, "params.name is required")
-        arguments = params.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise RpcError(-32602, "params.arguments must be an object")
-        cap_id = self.tool_ids.get(name)
-        if cap_id is None:
-            raise RpcError(-32602, "unknown tool: %s" % name)
-        try:
-            value = self.service.execute(cap_id, arguments)
-        except Internal as exc:
-            raise RpcError(-32603, str(exc))
-        except CapabilityError as exc:
-            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-        text = _json_bytes(value).decode("utf-8", "surrogatepass")
-        return {"content": [{"type": "text", "text": text}], "structuredContent": value,
-                "isError": False}
-
-    def handle(self, message):
-        """One message: the answer frame as bytes, or None for a notification."""
-        if not isinstance(message, dict):
-            return _frame(None, error=(-32600, "a message is a JSON object"))
-        method, msg_id = message.get("method"), message.get("id")
-        if not isinstance(method, str):
-            return None if msg_id is None else _frame(msg_id, error=(-32600, "missing method"))
-        if msg_id is None:
-            if method == "notifications/initialized":
-                self.initialized = True
-            else:
-                log(DEBUG, "notification ignored", method=method)
+        if result is _NO_ANSWER:
             return None
-        handler = self.methods.get(method)
-        if handler is None:
-            return _frame(msg_id, error=(-32601, "method not found: %s" % method))
-        params = message.get("params")
-        try:
-            return _frame(msg_id, handler(params if isinstance(params, dict) else {}))
-        except RpcError as exc:
-            return _frame(msg_id, error=(exc.code, exc.message))
-        except Exception as exc:  # never end a session for one request
-            log(DEBUG, "request failed", method=method, traceback=_traceback_text())
-            return _frame(msg_id, error=(-32603, "internal: %s" % exc))
+        return _frame(msg_id, _modern(method, result) if modern else result)
+    except RpcError as exc:
+        return _frame(msg_id, error=(exc.code, exc.message, exc.data))
+    except Exception as exc:  # never end a session for one request
+        log(DEBUG, "request failed", method=method, traceback=_traceback_text())
+        return _frame(msg_id, error=(-32603, "internal: %s" % exc))
+
+
+def _notification_in(session, method, params):
+    """A client notification: the legacy handshake's end, or a listen's cancellation."""
+    if method == "notifications/initialized":
+        if not session.initialized:
+            session.initialized = True
+            session.live.listen(session.legacy)
+    elif method == "notifications/cancelled" and "requestId" in params:
+        listener = session.listens.pop(_id_key(params["requestId"]), None)
+        if listener is not None:
+            session.live.unlisten(listener)
+    else:
+        log(DEBUG, "notification ignored", method=method)
 
 
 def _frame(msg_id, result=None, error=None):
     """A JSON-RPC response as bytes; a RawJSON result is spliced without re-encoding."""
     head = b'{"jsonrpc":"2.0","id":' + _json_bytes(msg_id)
     if error is not None:
-        return head + b',"error":' + _json_bytes({"code": error[0], "message": error[1]}) + b"}"
+        body = {"code": error[0], "message": error[1]}
+        if len(error) > 2 and error[2] is not None:
+            body["data"] = error[2]
+        return head + b',"error":' + _json_bytes(body) + b"}"
     data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
     return head + b',"result":' + data + b"}"
+
+
+def _notification(method, params):
+    message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return _json_bytes(message)
 
 
 def _reject_constant(name):
@@ -2257,7 +3174,7 @@ def parse_frame(line):
         return None, _frame(None, error=(-32700, "parse error: %s" % exc))
 
 
-def answer_line(projection, line):
+def answer_line(live, session, line):
     """The bytes to write for one input line (None when nothing is answered)."""
     value, error = parse_frame(line)
     if error is not None:
@@ -2265,30 +3182,47 @@ def answer_line(projection, line):
     if isinstance(value, list):
         if not value:
             return _frame(None, error=(-32600, "empty batch"))
-        frames = [f for f in (projection.handle(m) for m in value) if f is not None]
+        frames = [f for f in (dispatch(live, session, m) for m in value) if f is not None]
         return b"[" + b",".join(frames) + b"]" if frames else None
-    return projection.handle(value)
+    return dispatch(live, session, value)
 
 
 class _ClientGone(Exception):
     pass
 
 
-def run_stdio(service):
-    """The stdio loop: read a line, answer it, flush; EOF or a closed output ends it."""
-    projection = McpProjection(service)
-    reader, writer = sys.stdin.buffer, sys.stdout.buffer
+class FrameWriter:
+    """Whole frames on one file descriptor, one writer at a time: a write is repeated
+    until every byte is out (an unbuffered stdout may write short, e.g. when a signal
+    arrives), so frames never interleave or tear."""
+
+    def __init__(self, fd):
+        import _thread
+        self.fd, self.lock, self.gone = fd, _thread.allocate_lock(), False
+
+    def __call__(self, frame):
+        with self.lock:
+            if self.gone:
+                raise _ClientGone()
+            view = memoryview(frame + b"\n")
+            while view:
+                try:
+                    written = os.write(self.fd, view)
+                except BrokenPipeError:
+                    self.gone = True
+                    raise _ClientGone()
+                except OSError as exc:
+                    raise Fatal(EXIT_INTERNAL, "cannot write to the client: %s"
+                                % _os_reason(exc))
+                view = view[written:]
+
+
+def run_stdio(live):
+    """The stdio loop: read a line, answer it; EOF or a closed output ends it."""
+    reader = sys.stdin.buffer
+    writer = FrameWriter(sys.stdout.fileno())
+    session = McpSession(live, writer)
     answered = 0
-
-    def send(data):
-        try:
-            writer.write(data + b"\n")
-            writer.flush()
-        except BrokenPipeError:
-            raise _ClientGone()
-        except (OSError, ValueError) as exc:
-            raise Fatal(EXIT_INTERNAL, "cannot write to the client: %s" % _os_reason(exc))
-
     try:
         while True:
             try:
@@ -2307,17 +3241,23 @@ def run_stdio(service):
                 continue
             else:
                 try:
-                    data = answer_line(projection, line)
+                    data = answer_line(live, session, line)
+                except _ClientGone:
+                    raise
                 except Exception as exc:  # a defect in framing must not end the session
                     log(DEBUG, "frame failed", traceback=_traceback_text())
                     data = _frame(None, error=(-32603, "internal: %s" % exc))
             if data is not None:
-                send(data)
+                writer(data)
                 answered += 1
+            elif writer.gone:
+                raise _ClientGone()
     except _ClientGone:
         log(INFO, "client closed the output; stopping", answered=answered)
         _silence_stdout()
         return EXIT_OK
+    finally:
+        session.close()
 
 
 def _silence_stdout():
@@ -2330,18 +3270,18 @@ def _silence_stdout():
         pass
 
 
-def inspect_text(service, projection):
+def inspect_text(gen):
     """§6 text: what would be served, labels padded to 12 columns."""
-    index = service.index
-    totals = service.registry.summary
-    lines = ["%-11s %s" % ("repository", service.layer.root),
-             "%-11s %s" % ("discovery", service.layer.discovery),
+    index, listing = gen.index, mcp_listing(gen)
+    totals = gen.registry.summary
+    lines = ["%-11s %s" % ("repository", gen.root),
+             "%-11s %s" % ("discovery", gen.decl.discovery),
              "%-11s %s" % ("state", index.state)]
     lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
     lines.append("capabilities %d (%d builtin, %d declarative)"
                  % (totals["total"], totals["builtin"], totals["declarative"]))
-    lines += ["%-11s %s" % ("resource", uri) for uri in projection.resource_uris()]
-    lines += ["%-11s %s" % ("tool", t["name"]) for t in projection.tools]
+    lines += ["%-11s %s" % ("resource", uri) for uri in listing.resource_uris(gen)]
+    lines += ["%-11s %s" % ("tool", t["name"]) for t in listing.tools]
     labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
     lines += ["%-4s %-22s %s \u2014 %s" % (labels[d.severity], d.code, d.path or "-", d.message)
               for d in index.diagnostics]
@@ -2349,7 +3289,7 @@ def inspect_text(service, projection):
 
 
 # ---------------------------------------------------------------------------------------
-# 10. HTTP on loopback (§10): routes derived from the registry, bounded and guarded.
+# 11. HTTP on loopback (§10): routes derived from the registry, bounded and guarded.
 # ---------------------------------------------------------------------------------------
 
 HEAD_LIMIT = 65536
@@ -2371,12 +3311,13 @@ class HttpError(Exception):
 
 
 class HttpProjection:
-    """The registry as HTTP sees it: the route table and the OpenAPI document, built once."""
+    """The registry as HTTP sees it: the route table and the OpenAPI document, prepared
+    once per generation (on first use)."""
 
-    def __init__(self, service):
-        self.service = service
-        service.counters.count("http_projection_builds")
-        registry = service.registry
+    def __init__(self, gen):
+        self.gen = gen
+        gen.counters.count("http_projection_builds")
+        registry = gen.registry
         self.routes = {}
         for cap_id in registry.ids:
             http = registry.by_id[cap_id]["exposure"].get("http")
@@ -2384,7 +3325,7 @@ class HttpProjection:
                 self.routes[(http["method"], http["path"])] = registry.by_id[cap_id]
         self.paths = {path for _, path in self.routes} | {"/", "/openapi.json"}
         self.index_document = _pretty({
-            "name": "majordomus", "version": VERSION, "root": service.layer.root,
+            "name": "majordomus", "version": VERSION, "root": gen.root,
             "openapi": "/openapi.json", "capabilities": "/api/v1/capabilities"})
         self.openapi = _pretty(self._openapi())
 
@@ -2397,8 +3338,7 @@ class HttpProjection:
         paths = {}
         for (method, path), descriptor in sorted(self.routes.items(), key=lambda kv: kv[0][1]):
             schema = descriptor["input"]["schema"]
-            parameters = [{"name": name, "in": "query",
-                           "required": name in schema.get("required", ()), "schema": rule}
+            parameters = [_openapi_parameter(name, rule, name in schema.get("required", ()))
                           for name, rule in schema.get("properties", {}).items()]
             operation = {"operationId": descriptor["id"], "summary": descriptor["title"],
                          "description": descriptor["description"]}
@@ -2440,12 +3380,26 @@ class HttpProjection:
         descriptor = self.routes[("GET", path)]
         try:
             arguments = _query_arguments(query, descriptor["input"]["schema"])
-            return _pretty(self.service.execute(descriptor["id"], arguments))
+            return _pretty(self.gen.execute(descriptor["id"], arguments))
         except CapabilityError as exc:
             for error, status, code in _HTTP_ERRORS:
                 if isinstance(exc, error):
                     raise HttpError(status, code, exc.message)
             raise
+
+
+def _openapi_parameter(name, rule, required):
+    parameter = {"name": name, "in": "query", "required": required, "schema": rule}
+    if rule.get("type") == "object":
+        # §10: an object-valued input travels as one parameter per entry, `NAME.KEY=value`.
+        parameter["description"] = ("each entry as its own parameter %s.KEY=VALUE, e.g. "
+                                    "%s.CONTEXT=text" % (name, name))
+        parameter.update(style="form", explode=True)
+    return parameter
+
+
+def http_projection(gen):
+    return gen.memo("http", lambda: HttpProjection(gen))
 
 
 def _pretty(value):
@@ -2461,16 +3415,28 @@ def _percent_decode(text, plus):
 
 
 def _query_arguments(query, schema):
-    """Decode a query string and coerce each parameter by the input schema (§10)."""
-    arguments = {}
+    """Decode a query string and coerce each parameter by the input schema (§10). A
+    parameter `P.KEY` is the entry KEY of an object-valued property P (a string)."""
+    arguments, seen = {}, set()
+    properties = schema.get("properties", {})
     for pair in query.split("&"):
         if not pair:
             continue
         name, _, value = pair.partition("=")
         name, value = _percent_decode(name, True), _percent_decode(value, True)
-        if name in arguments:
+        if name in seen:
             raise InvalidInput("parameter '%s' is given twice" % name)
-        expected = schema.get("properties", {}).get(name, {}).get("type")
+        seen.add(name)
+        outer, dot, key = name.partition(".")
+        if dot and key and properties.get(outer, {}).get("type") == "object":
+            entries = arguments.setdefault(outer, {})
+            if not isinstance(entries, dict):
+                raise InvalidInput("parameter '%s' is given both whole and by entry" % outer)
+            entries[key] = value
+            continue
+        if name in arguments:
+            raise InvalidInput("parameter '%s' is given both whole and by entry" % name)
+        expected = properties.get(name, {}).get("type")
         if expected == "integer":
             if not _INTEGER.match(value):
                 raise InvalidInput("parameter '%s': '%s' is not an integer" % (name, value))
@@ -2565,7 +3531,7 @@ def _error_body(code, message):
     return _pretty({"error": {"code": code, "message": message}})
 
 
-def make_http_handler(projection):
+def make_http_handler(live):
     """The per-connection handler class: one thread per connection (socketserver)."""
     import socketserver
     import threading
@@ -2643,6 +3609,9 @@ def make_http_handler(projection):
                     raise HttpError(503, "busy", "%d requests are in handling; try again"
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
                 try:
+                    # The freshness check runs outside the lock: a request that arrives
+                    # during a rebuild is answered from the previous generation (§15.1).
+                    projection = http_projection(live.current())
                     with running:
                         body = projection.answer("GET" if head_only else method, target)
                 finally:
@@ -2671,12 +3640,11 @@ def make_http_handler(projection):
     return Connection
 
 
-def run_http(service, host, port):
+def run_http(live, host, port):
     """Bind, log the address, serve until SIGINT or SIGTERM (then exit 0)."""
     import signal
     import socket
     import socketserver
-    projection = HttpProjection(service)
 
     class Server(socketserver.ThreadingTCPServer):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -2685,7 +3653,7 @@ def run_http(service, host, port):
         request_queue_size = 128
 
     try:
-        server = Server((host, port), make_http_handler(projection))
+        server = Server((host, port), make_http_handler(live))
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
@@ -2718,7 +3686,7 @@ def _is_loopback(host):
 
 
 # ---------------------------------------------------------------------------------------
-# 11. CLI projections (§11): each command executes its capability through the registry's
+# 12. CLI projections (§11): each command executes its capability through the registry's
 #     CLI exposure.
 # ---------------------------------------------------------------------------------------
 
@@ -2726,13 +3694,13 @@ _CLI_EXIT = ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_MISSING), (Refused, EXI
              (Internal, EXIT_INTERNAL))
 
 
-def execute_cli(service, words, arguments):
+def execute_cli(gen, words, arguments):
     """Run the capability exposed as the CLI command `words`; errors become Fatal."""
-    descriptor = service.registry.by_cli.get(tuple(words))
+    descriptor = gen.registry.by_cli.get(tuple(words))
     if descriptor is None:
         raise Fatal(EXIT_INTERNAL, "no capability is exposed as '%s'" % " ".join(words))
     try:
-        return service.execute(descriptor["id"], arguments)
+        return gen.execute(descriptor["id"], arguments)
     except CapabilityError as exc:
         code = next(code for error, code in _CLI_EXIT if isinstance(exc, error))
         hint = {"capabilities.describe": " (run: majordomus capabilities list)"}
@@ -2740,11 +3708,28 @@ def execute_cli(service, words, arguments):
         raise Fatal(code, exc.message + suffix)
 
 
+def all_capabilities(gen, words, arguments):
+    """§16: the CLI pages through capabilities.list to its end: one CapabilityList of
+    everything (count = total, no next_cursor)."""
+    chosen, cursor = [], None
+    while True:
+        page_arguments = dict(arguments, limit=200)
+        if cursor is not None:
+            page_arguments["cursor"] = cursor
+        value = execute_cli(gen, words, page_arguments)
+        chosen += value["capabilities"]
+        cursor = value.get("next_cursor")
+        if cursor is None:
+            return {"count": len(chosen), "total": len(chosen), "summary": value["summary"],
+                    "capabilities": chosen}
+
+
 def _exposure_text(descriptor):
     exposure = descriptor["exposure"]
     mcp = exposure.get("mcp", {})
     marks = (["tool:" + mcp["tool"]] if "tool" in mcp else []) + (
-        ["resource:" + mcp["resource"]["uri"]] if "resource" in mcp else [])
+        ["resource:" + mcp["resource"]["uri"]] if "resource" in mcp else []) + (
+        ["prompt:" + mcp["prompt"]["name"]] if "prompt" in mcp else [])
     http = exposure.get("http")
     cli = exposure.get("cli")
     return (",".join(marks) or "-", "%s %s" % (http["method"], http["path"]) if http else "-",
@@ -2797,21 +3782,23 @@ def write_stdout(text):
 
 
 # ---------------------------------------------------------------------------------------
-# 12. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
+# 13. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
 # ---------------------------------------------------------------------------------------
 
 REPO_OPTIONS = ("--repo", "--discovery")
 COMMANDS = {
     "mcp": {"usage": "majordomus mcp [--repo PATH] [--discovery vcs|filesystem] [--strict] "
-                     "[--inspect [--format text|json]]",
+                     "[--no-watch] [--inspect [--format text|json]]",
             "about": "serve the layer to an MCP client over stdio (--inspect: print what "
                      "would be served, then exit)",
-            "values": REPO_OPTIONS + ("--format",), "flags": ("--strict", "--inspect"),
+            "values": REPO_OPTIONS + ("--format",),
+            "flags": ("--strict", "--inspect", "--no-watch"),
             "positionals": (), "formats": ("text", "json")},
     "serve": {"usage": "majordomus serve [--repo PATH] [--discovery vcs|filesystem] [--strict] "
-                       "[--host HOST] [--port PORT]",
-              "about": "serve the layer over HTTP on loopback (default 127.0.0.1:8741)",
-              "values": REPO_OPTIONS + ("--host", "--port"), "flags": ("--strict",),
+                       "[--no-watch] [--host HOST] [--port PORT]",
+              "about": "serve the layer over HTTP on loopback (default 127.0.0.1:8741), MCP "
+                       "at /mcp",
+              "values": REPO_OPTIONS + ("--host", "--port"), "flags": ("--strict", "--no-watch"),
               "positionals": ()},
     "capabilities list": {
         "usage": "majordomus capabilities list [--repo PATH] [--discovery vcs|filesystem] "
@@ -2826,11 +3813,17 @@ COMMANDS = {
         "values": REPO_OPTIONS + ("--format",), "flags": ("--strict",),
         "positionals": ("ID",), "formats": ("text", "json")},
     "get": {"usage": "majordomus get URI [--repo PATH] [--discovery vcs|filesystem] [--strict] "
-                     "[--format json|text]",
+                     "[--format json|text] [--offset N --limit N]",
             "about": "print the object a majordomus:// URI names (JSON, or --format text: the "
-                     "file byte for byte)",
-            "values": REPO_OPTIONS + ("--format",), "flags": ("--strict",),
-            "positionals": ("URI",), "formats": ("json", "text")},
+                     "file byte for byte; --offset/--limit: a window of lines)",
+            "values": REPO_OPTIONS + ("--format", "--offset", "--limit"), "flags": ("--strict",),
+            "positionals": ("URI",), "formats": ("json", "text"),
+            "integers": ("--offset", "--limit")},
+    "prompt": {"usage": "majordomus prompt NAME [--repo PATH] [--discovery vcs|filesystem] "
+                        "[--strict] [--arg NAME=VALUE]... [--format text|json]",
+               "about": "print one of the layer's prompts with its placeholders filled in",
+               "values": REPO_OPTIONS + ("--format",), "flags": ("--strict",),
+               "multi": ("--arg",), "positionals": ("NAME",), "formats": ("text", "json")},
 }
 TOP_USAGE = "majordomus <COMMAND> [OPTIONS]"
 
@@ -2864,6 +3857,7 @@ class Options:
     def __init__(self, command):
         self.command = command
         self.values, self.flags, self.positionals = {}, set(), []
+        self.multi = {}   # a repeatable option -> its (NAME, VALUE) pairs, in order
 
     def get(self, name, default=None):
         return self.values.get(name, default)
@@ -2911,13 +3905,23 @@ def parse_args(args):
             if option in spec["flags"] and not equals:
                 options.flags.add(option)
                 continue
-            if option not in spec["values"]:
+            repeatable = option in spec.get("multi", ())
+            if option not in spec["values"] and not repeatable:
                 raise UsageError("unexpected argument '%s' found" % word, spec["usage"])
             if not equals:
                 value = next(words, None)
                 if value is None:
                     raise UsageError("a value is required for '%s' but none was supplied"
                                      % option, spec["usage"])
+            if repeatable:
+                key, assign, entry = value.partition("=")
+                if not assign or not key:
+                    raise UsageError("invalid value '%s' for '%s <NAME=VALUE>'" % (value, option),
+                                     spec["usage"])
+                if key in dict(options.multi.get(option, ())):
+                    raise UsageError("'%s %s=…' is given twice" % (option, key), spec["usage"])
+                options.multi.setdefault(option, []).append((key, entry))
+                continue
             if option in options.values:
                 raise UsageError("the argument '%s' cannot be used multiple times" % option,
                                  spec["usage"])
@@ -2943,6 +3947,11 @@ def _check_choices(options, spec):
     if "--format" in options.values and options.command == "mcp" and (
             "--inspect" not in options.flags):
         raise UsageError("'--format' goes with '--inspect'", spec["usage"])
+    for option in spec.get("integers", ()):
+        value = options.values.get(option)
+        if value is not None and not value.isdigit():
+            raise UsageError("invalid value '%s' for '%s <N>': a whole number" % (value, option),
+                             spec["usage"])
     if "--port" in options.values:
         port = options.values["--port"]
         if not port.isdigit() or int(port) > 65535:
@@ -2956,58 +3965,70 @@ def _check_choices(options, spec):
         raise UsageError("exposure '%s' is not mcp, http or cli" % exposure, spec["usage"])
 
 
-def start_service(options, log_diagnostics):
-    """§9.0: root → … → index → registry; --strict refuses; the diagnostics are logged."""
+def start(options, long_lived):
+    """§9.0: the first generation (root → … → registry), inside a Live for `mcp` and
+    `serve`; --strict refuses; a long-lived process logs the diagnostics."""
     counters = Counters()
-    layer = open_layer(options.get("--repo", "."), options.get("--discovery", "vcs"), counters)
-    index = layer.index
-    if "--strict" in options.flags and index.errors:
-        raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
-                    "under --strict (run: majordomus mcp --inspect)" % index.errors)
+    begin = (options.get("--repo", "."), options.get("--discovery", "vcs"), counters)
+    strict = "--strict" in options.flags
     try:
-        service = Service(layer, counters)
+        if long_lived:
+            live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict)
+            gen = live.generation
+        else:
+            live, gen = None, first_generation(*begin)[0]
     except RegistryError as exc:
         raise Fatal(EXIT_INTERNAL, "the capability registry cannot be built: %s" % exc)
-    if log_diagnostics:
+    index = gen.index
+    if strict and index.errors:
+        raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
+                    "under --strict (run: majordomus mcp --inspect)" % index.errors)
+    if long_lived:
         levels = {"error": ERROR, "warning": WARN, "info": INFO}
         for diagnostic in index.diagnostics:
             log(levels[diagnostic.severity], diagnostic.message, code=diagnostic.code,
                 path=diagnostic.path or "-")
         log(INFO, "index built", objects=len(index.objects), diagnostics=len(index.diagnostics),
             state=index.state)
-    return service
+    return live, gen
 
 
 def run_command(options):
     command = options.command
     if command == "mcp" and "--inspect" in options.flags:
-        service = start_service(options, log_diagnostics=False)
-        projection = McpProjection(service)
+        gen = start(options, False)[1]
         if options.get("--format") == "json":
-            write_stdout(_pretty({"repository": service.execute("repository.info", {}),
-                                  "resources": projection.resources,
-                                  "tools": projection.tools}))
+            write_stdout(_pretty({"repository": gen.execute("repository.info", {}),
+                                  "resources": mcp_resources(gen),
+                                  "tools": mcp_listing(gen).tools}))
         else:
-            write_stdout(inspect_text(service, projection))
-        return EXIT_CONTRACT if service.index.errors else EXIT_OK
+            write_stdout(inspect_text(gen))
+        return EXIT_CONTRACT if gen.index.errors else EXIT_OK
     if command == "mcp":
-        return run_stdio(start_service(options, log_diagnostics=True))
+        return run_stdio(start(options, True)[0])
     if command == "serve":
-        service = start_service(options, log_diagnostics=True)
-        return run_http(service, options.get("--host", "127.0.0.1"),
+        return run_http(start(options, True)[0], options.get("--host", "127.0.0.1"),
                         int(options.get("--port", "8741")))
-    service = start_service(options, log_diagnostics=False)
+    gen = start(options, False)[1]
     words = command.split(" ")
     if command == "capabilities list":
         arguments = {k: options.get("--" + k) for k in ("kind", "exposure")
                      if options.get("--" + k) is not None}
-        value = execute_cli(service, words, arguments)
+        value = all_capabilities(gen, words, arguments)
         text_form = capabilities_list_text
     elif command == "capabilities describe":
-        value = execute_cli(service, words, {"id": options.positionals[0]})
+        value = execute_cli(gen, words, {"id": options.positionals[0]})
         text_form = capability_text
+    elif command == "prompt":
+        value = execute_cli(gen, words, {"name": options.positionals[0],
+                                         "arguments": dict(options.multi.get("--arg", ()))})
+        text_form = lambda result: result["messages"][0]["content"]["text"]  # noqa: E731
     else:
-        value = execute_cli(service, words, {"uri": options.positionals[0]})
+        arguments = {"uri": options.positionals[0]}
+        for option in ("--offset", "--limit"):
+            if option in options.values:
+                arguments[option[2:]] = int(options.values[option])
+        value = execute_cli(gen, words, arguments)
         text_form = lambda view: view["content"]  # noqa: E731 -- the file, byte for byte
     default = COMMANDS[command]["formats"][0]
     write_stdout(text_form(value) if options.get("--format", default) == "text"
