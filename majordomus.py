@@ -3515,14 +3515,20 @@ def _parse_head(head):
     return parts[0], parts[1], parts[2], headers
 
 
-def _respond(sock, status, body, head_only, keep_alive, extra=()):
+def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False):
+    """One response head and body. An event stream (§19) has no Content-Length: its body
+    ends with the connection."""
     from http import HTTPStatus
     lines = ["HTTP/1.1 %d %s" % (status, HTTPStatus(status).phrase),
              "Date: " + time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime()),
-             "Server: majordomus/" + VERSION, "Content-Type: application/json",
-             "Content-Length: %d" % len(body), "Cache-Control: no-store"]
+             "Server: majordomus/" + VERSION]
+    if stream:
+        lines += ["Content-Type: text/event-stream", "X-Accel-Buffering: no"]
+    elif status != 204:
+        lines += ["Content-Type: application/json", "Content-Length: %d" % len(body)]
+    lines.append("Cache-Control: no-store")
     lines += ["%s: %s" % pair for pair in extra]
-    lines.append("Connection: " + ("keep-alive" if keep_alive else "close"))
+    lines.append("Connection: " + ("keep-alive" if keep_alive and not stream else "close"))
     sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
                  + (b"" if head_only else body))
 
@@ -3531,8 +3537,9 @@ def _error_body(code, message):
     return _pretty({"error": {"code": code, "message": message}})
 
 
-def make_http_handler(live):
-    """The per-connection handler class: one thread per connection (socketserver)."""
+def make_http_handler(live, mcp):
+    """The per-connection handler class: one thread per connection (socketserver). `mcp`
+    is the /mcp transport (McpOverHttp)."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -3604,10 +3611,12 @@ def make_http_handler(live):
                 if int(length) > BODY_LIMIT:
                     raise HttpError(413, "too_large", "the request body is over the %d byte "
                                     "bound" % BODY_LIMIT, close=True)
-                pending = self.skip_body(int(length), pending)
+                body, pending = self.read_body(int(length), pending)
                 if not in_flight.acquire(blocking=False):
                     raise HttpError(503, "busy", "%d requests are in handling; try again"
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
+                if target.partition("?")[0] == MCP_PATH:
+                    return self.mcp(method, headers, body, keep_alive), pending
                 try:
                     # The freshness check runs outside the lock: a request that arrives
                     # during a rebuild is answered from the previous generation (§15.1).
@@ -3627,17 +3636,374 @@ def make_http_handler(live):
                           head_only)
                 return False, pending
 
-        def skip_body(self, length, pending):
-            """Read and discard a (bounded) request body; return what follows it."""
+        def read_body(self, length, pending):
+            """The (bounded) request body, and what follows it."""
             while len(pending) < length:
                 self.request.settimeout(HEAD_DEADLINE)
                 chunk = self.request.recv(min(65536, length - len(pending)))
                 if not chunk:
                     raise OSError("the client left mid-body")
                 pending += chunk
-            return pending[length:]
+            return pending[:length], pending[length:]
+
+        def mcp(self, method, headers, body, keep_alive):
+            """/mcp (§19), admitted like any request; an event stream, once its head is
+            written, no longer counts as a request in handling."""
+            try:
+                reply = mcp.handle(method, headers, body)
+            finally:
+                in_flight.release()
+            if reply.stream is None:
+                _respond(self.request, reply.status, reply.body, False, keep_alive,
+                         reply.headers)
+                return keep_alive
+            try:
+                _respond(self.request, 200, b"", False, False, reply.headers, stream=True)
+            except BaseException:
+                reply.stream.ended = True
+                reply.stream.release()
+                raise
+            serve_stream(self.request, reply.stream)
+            return False
 
     return Connection
+
+
+# MCP over HTTP (§19): the Streamable HTTP transport at /mcp, both eras, over the same
+# dispatch as stdio; legacy sessions, and server-sent event streams for notifications.
+
+MCP_PATH = "/mcp"
+SESSION_IDLE = 1800.0      # seconds: a legacy session unused this long ends
+MAX_SESSIONS = 256
+MAX_STREAMS = 16           # event streams open at once, legacy GET and modern listen
+KEEP_ALIVE = 15.0          # seconds between keep-alive comments on an idle stream
+
+
+class Reply:
+    """What /mcp answers: a status, a JSON body (or none), extra headers; or, when
+    `stream` is set, an event stream that the connection then serves until it ends."""
+
+    __slots__ = ("status", "body", "headers", "stream")
+
+    def __init__(self, status, body=b"", headers=(), stream=None):
+        self.status, self.body, self.headers, self.stream = status, body, list(headers), stream
+
+
+class EventStream:
+    """The frames waiting for one open event stream; `put` never blocks the writer."""
+
+    def __init__(self, release):
+        import queue
+        self.frames = queue.Queue()
+        self.release = release    # called once when the stream ends
+        self.ended = False
+        self.session = None       # a listen's own session, closed with the stream
+
+    def put(self, frame):
+        if not self.ended:
+            self.frames.put(frame)
+
+    def end(self):
+        self.frames.put(None)
+
+
+class HttpSession:
+    """A legacy /mcp session: its MCP session state and, while one is open, its stream."""
+
+    def __init__(self, key, live):
+        self.key, self.used = key, time.monotonic()
+        self.version = "2025-03-26"
+        self.stream = None
+        self.mcp = McpSession(live, self._write)
+
+    def _write(self, frame):
+        stream = self.stream
+        if stream is not None:      # no stream open: nobody to tell (nothing is kept)
+            stream.put(frame)
+
+    def end(self):
+        self.mcp.close()
+        if self.stream is not None:
+            self.stream.end()
+
+
+def _rpc_error_body(msg_id, code, message, data=None):
+    return _frame(msg_id, error=(code, message, data))
+
+
+def _admits(accept, wanted):
+    """Does an Accept header admit the media type `wanted`? (Absent admits anything.)"""
+    if accept is None:
+        return True
+    kind = wanted.split("/")[0] + "/*"
+    return any(part.split(";")[0].strip().lower() in (wanted, kind, "*/*")
+               for part in accept.split(","))
+
+
+def _header_value(value):
+    """A 2026-07-28 header value: optional whitespace trimmed, `=?base64?…?=` decoded."""
+    import base64
+    import binascii
+    value = value.strip(" \t")
+    if value.startswith("=?base64?") and value.endswith("?=") and len(value) >= 11:
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            return None
+    return value
+
+
+class McpOverHttp:
+    """POST, GET and DELETE of /mcp (§19)."""
+
+    def __init__(self, live):
+        import _thread
+        self.live = live
+        self.lock = _thread.allocate_lock()
+        self.sessions = {}
+        self.streams = 0
+
+    def handle(self, method, headers, body):
+        if method == "POST":
+            return self.post(headers, body)
+        version = headers.get("mcp-protocol-version")
+        if method in ("GET", "DELETE") and version is not None and (
+                version not in PROTOCOL_VERSIONS):
+            return Reply(405, _rpc_error_body(None, -32600, "%s %s is not served to the "
+                                              "2026-07-28 protocol" % (method, MCP_PATH)),
+                         [("Allow", "POST")])
+        if method == "GET":
+            return self.open_stream(headers)
+        if method == "DELETE":
+            session, problem = self.session_of(headers, None)
+            if problem is not None:
+                return problem
+            self.end_session(session)
+            return Reply(204)
+        return Reply(405, _rpc_error_body(None, -32600, "method %s is not served at %s"
+                                          % (method, MCP_PATH)),
+                     [("Allow", "GET, POST, DELETE")])
+
+    # -- legacy sessions --------------------------------------------------------------
+
+    def session_of(self, headers, msg_id):
+        """(the live session the request names, None) or (None, the error Reply)."""
+        key = headers.get("mcp-session-id")
+        if key is None:
+            return None, Reply(400, _rpc_error_body(msg_id, -32600,
+                                                    "Mcp-Session-Id is required"))
+        with self.lock:
+            self._expire()
+            session = self.sessions.get(key)
+            if session is not None:
+                session.used = time.monotonic()
+        if session is None:
+            return None, Reply(404, _rpc_error_body(msg_id, -32600,
+                                                    "session not found; initialize again"))
+        return session, None
+
+    def new_session(self):
+        session = HttpSession(os.urandom(16).hex(), self.live)
+        ended = []
+        with self.lock:
+            self._expire()
+            while len(self.sessions) >= MAX_SESSIONS:   # the longest idle makes room
+                oldest = min(self.sessions.values(), key=lambda s: s.used)
+                ended.append(self.sessions.pop(oldest.key))
+            self.sessions[session.key] = session
+        for old in ended:
+            old.end()
+        return session
+
+    def end_session(self, session):
+        with self.lock:
+            self.sessions.pop(session.key, None)
+        session.end()
+
+    def _expire(self):
+        """End every session idle for SESSION_IDLE (called with the lock held)."""
+        now = time.monotonic()
+        for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE]:
+            self.sessions.pop(key).end()
+
+    # -- POST -------------------------------------------------------------------------
+
+    def post(self, headers, body):
+        try:
+            message = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        except UnicodeDecodeError:
+            return Reply(400, _rpc_error_body(None, -32700, "parse error: input is not UTF-8"))
+        except (ValueError, RecursionError) as exc:
+            return Reply(400, _rpc_error_body(None, -32700, "parse error: %s" % exc))
+        if not _admits(headers.get("accept"), "application/json"):
+            return Reply(406, _rpc_error_body(_id_of(message), -32600, "the Accept header must "
+                                              "admit application/json"))
+        if isinstance(message, list):
+            return self.batch(headers, message)
+        if not isinstance(message, dict):
+            return Reply(400, _rpc_error_body(None, -32600, "a message is a JSON object"))
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        method = message.get("method")
+        version = headers.get("mcp-protocol-version")
+        if isinstance(method, str) and (is_modern(method, params) or (
+                "mcp-session-id" not in headers and version is not None
+                and version not in PROTOCOL_VERSIONS)):
+            return self.modern(headers, message, method, params)
+        return self.legacy(headers, message, method)
+
+    def legacy(self, headers, message, method):
+        msg_id = message.get("id")
+        if method == "initialize" and msg_id is not None:
+            session = self.new_session()
+            params = message.get("params")
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            session.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            frame = dispatch(self.live, session.mcp, message)
+            return Reply(200, frame, [("Mcp-Session-Id", session.key)])
+        if msg_id is None and "mcp-session-id" not in headers:
+            return Reply(202)      # a notification or a response with no session to go to
+        session, problem = self.session_of(headers, msg_id)
+        if problem is not None:
+            return problem
+        version = headers.get("mcp-protocol-version", "2025-03-26")
+        if version not in PROTOCOL_VERSIONS:
+            return Reply(400, _rpc_error_body(msg_id, -32600, "unsupported MCP-Protocol-Version "
+                                              "'%s'" % version))
+        frame = dispatch(self.live, session.mcp, message)
+        return Reply(202) if frame is None else Reply(200, frame)
+
+    def batch(self, headers, messages):
+        session, problem = (self.session_of(headers, None) if "mcp-session-id" in headers
+                            else (None, None))
+        if problem is not None:
+            return problem
+        if session is None or session.version != "2025-03-26":
+            return Reply(400, _rpc_error_body(None, -32600, "a batch is served only to a session "
+                                              "of protocol 2025-03-26"))
+        if not messages:
+            return Reply(400, _rpc_error_body(None, -32600, "empty batch"))
+        frames = [f for f in (dispatch(self.live, session.mcp, m) for m in messages) if f]
+        return Reply(200, b"[" + b",".join(frames) + b"]") if frames else Reply(202)
+
+    def modern(self, headers, message, method, params):
+        """A 2026-07-28 request: no session; the envelope and the standard headers are
+        checked first (400), an unknown method is 404, everything else 200."""
+        msg_id = message.get("id")
+        version = headers.get("mcp-protocol-version")
+        try:
+            if version is None:
+                raise RpcError(-32020, "header mismatch: MCP-Protocol-Version")
+            check_modern_envelope(params, _header_value(version))
+            if _header_value(headers.get("mcp-method", "")) != method:
+                raise RpcError(-32020, "header mismatch: Mcp-Method")
+            named = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+            if method in named and msg_id is not None:
+                given = headers.get("mcp-name")
+                if given is None or _header_value(given) != params.get(named[method]):
+                    raise RpcError(-32020, "header mismatch: Mcp-Name")
+        except RpcError as exc:
+            return Reply(400, _rpc_error_body(msg_id, exc.code, exc.message, exc.data))
+        if msg_id is None:
+            dispatch(self.live, McpSession(self.live, lambda frame: None), message)
+            return Reply(202)
+        entry = METHODS.get(method)
+        if entry is None or not entry[2]:
+            return Reply(404, _rpc_error_body(msg_id, -32601, "method not found: %s" % method))
+        if method == "subscriptions/listen":
+            return self.listen(message)
+        return Reply(200, dispatch(self.live, McpSession(self.live, lambda frame: None),
+                                   message))
+
+    # -- event streams ----------------------------------------------------------------
+
+    def _stream(self):
+        """A new EventStream, or None when MAX_STREAMS are open."""
+        with self.lock:
+            if self.streams >= MAX_STREAMS:
+                return None
+            self.streams += 1
+
+        def release():
+            with self.lock:
+                self.streams -= 1
+        return EventStream(release)
+
+    def listen(self, message):
+        stream = self._stream()
+        if stream is None:
+            return _busy_reply(message.get("id"))
+        session = McpSession(self.live, stream.put)
+        frame = dispatch(self.live, session, message)
+        if frame is not None:        # refused (e.g. no notifications filter): plain JSON
+            stream.ended = True
+            stream.release()
+            return Reply(200, frame)
+        stream.session = session
+        return Reply(200, stream=stream)
+
+    def open_stream(self, headers):
+        if not _admits(headers.get("accept"), "text/event-stream") or "accept" not in headers:
+            return Reply(406, _rpc_error_body(None, -32600, "the Accept header must admit "
+                                              "text/event-stream"))
+        session, problem = self.session_of(headers, None)
+        if problem is not None:
+            return problem
+        if session.stream is not None:
+            return Reply(409, _rpc_error_body(None, -32600, "this session's stream is open "
+                                              "already"))
+        stream = self._stream()
+        if stream is None:
+            return _busy_reply(None)
+        session.stream = stream
+
+        def release(release=stream.release):
+            if session.stream is stream:
+                session.stream = None
+            release()
+        stream.release = release
+        return Reply(200, stream=stream)
+
+
+def _busy_reply(msg_id):
+    return Reply(503, _rpc_error_body(msg_id, -32600, "%d event streams are open; try again"
+                                      % MAX_STREAMS), [("Retry-After", "1")])
+
+
+def _id_of(message):
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def serve_stream(sock, stream):
+    """Write an event stream until it ends or the client goes: each frame one `data:`
+    event, a keep-alive comment when idle. The body ends with the connection."""
+    import queue
+    import select
+    last = time.monotonic()
+    try:
+        while True:
+            try:
+                frame = stream.frames.get(timeout=0.5)
+            except queue.Empty:
+                frame = b""
+            if frame is None:
+                return
+            if frame:
+                sock.sendall(b"data: " + frame + b"\n\n")
+                last = time.monotonic()
+            elif time.monotonic() - last >= KEEP_ALIVE:
+                sock.sendall(b": keep-alive\n\n")
+                last = time.monotonic()
+            readable, _, _ = select.select([sock], [], [], 0)
+            if readable and not sock.recv(65536):
+                return             # the client closed the stream
+    except OSError:
+        return
+    finally:
+        stream.ended = True
+        if stream.session is not None:
+            stream.session.close()
+        stream.release()
 
 
 def run_http(live, host, port):
@@ -3653,7 +4019,7 @@ def run_http(live, host, port):
         request_queue_size = 128
 
     try:
-        server = Server((host, port), make_http_handler(live))
+        server = Server((host, port), make_http_handler(live, McpOverHttp(live)))
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
