@@ -1499,9 +1499,12 @@ class Declarations:
         self.root, self.discovery, self.manifest = root, discovery, manifest
         self.classes, self.kinds = classes, kinds
         knowledge = manifest.sections["knowledge"]
-        # What a live process stats to see a declaration change (§15.2), present or absent.
-        self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge + "/kinds.yaml",
-                        knowledge + "/allow"] + lists
+        # What a live process stats to see a declaration change (§15.2). The knowledge
+        # folder's own signature moves when a kinds file or an allow/ folder appears or
+        # goes, so only those present are stat'ed (a missing file costs an exception).
+        self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge] + [
+            path for path in (knowledge + "/kinds.yaml", knowledge + "/allow")
+            if os.path.lexists(os.path.join(root, path))] + lists
 
 
 def read_declarations(root, discovery):
@@ -2414,9 +2417,13 @@ class Resolved:
 SWEEP_EVERY = 1.0        # seconds: a request sweeps at most this often
 IDLE_SHARE = 0.005       # the idle timer's sweeps use at most this share of one core
 IDLE_TICK = 1.0          # seconds between the idle timer's stamp comparisons
-_GIT_FILES = ("HEAD", "index", "ORIG_HEAD", "MERGE_HEAD", "logs/HEAD", "rebase-merge",
-              "rebase-apply")
-_GIT_COMMON_FILES = ("packed-refs", "refs", "refs/heads")
+# Git's control files (§15.2). git replaces each by a rename into its folder, which moves
+# the folder's own signature: so the git dir stands for ORIG_HEAD, MERGE_HEAD and the
+# rebase folders appearing or going, and the common dir for packed-refs; HEAD and the
+# index are stat'ed themselves (a rename gives them a new inode, even within one mtime
+# tick), logs/HEAD is appended in place, refs/heads holds the branches.
+_GIT_FILES = ("HEAD", "index", "logs/HEAD", "")
+_GIT_COMMON_FILES = ("refs/heads", "")
 
 
 def _stat(path):
@@ -2478,28 +2485,31 @@ class Live:
         signature of every kept file."""
         root, dirs = gen.root, gen.dirs
         self._claims = claims
-        self._decl_paths = [os.path.join(root, p) for p in gen.decl.watched]
+        declared = [os.path.join(root, p) for p in gen.decl.watched]
         git = []
         if dirs is not None:
-            git = ([os.path.join(dirs.git_dir, name) for name in _GIT_FILES]
-                   + [os.path.join(dirs.common_dir, name) for name in _GIT_COMMON_FILES])
-        self._git_paths = git
-        self._walked = [path for path, _ in walked]
-        stamp = self._read_stamp()
+            git = [os.path.join(dirs.git_dir, name).rstrip("/") for name in _GIT_FILES]
+            git += [path for path in (os.path.join(dirs.common_dir, name).rstrip("/")
+                                      for name in _GIT_COMMON_FILES) if path not in git]
+        # One flat list, stat'ed in one pass per check: declarations, git's control files,
+        # the directories a filesystem walk entered.
+        self._parts = (len(declared), len(declared) + len(git))
+        self._watch = declared + git + [path for path, _ in walked]
         # A walked directory keeps the signature it had when it was listed.
-        stamp = (stamp[0], stamp[1], tuple(sig for _, sig in walked))
-        if before is not None and (before[0] != stamp[0] and len(before[0]) == len(stamp[0])
-                                   or before[1] != stamp[1]):
+        stamp = tuple(map(_stat, declared + git)) + tuple(sig for _, sig in walked)
+        if before is not None and (before[:len(declared)] != stamp[:len(declared)] and len(
+                before) == len(stamp) or before[self._parts[0]:self._parts[1]]
+                != stamp[self._parts[0]:self._parts[1]]):
             stamp = None   # something moved while rebuilding: look again next time
         self._stamp = stamp
         self._seen = gen.index.signatures()
+        root = gen.root + "/"
+        self._sweep_list = [(root + path, sig) for path, sig in self._seen.items()]
         self._swept = time.monotonic()
         self._idle_sweep_every = SWEEP_EVERY
 
     def _read_stamp(self):
-        return (tuple(_stat(p) for p in self._decl_paths),
-                tuple(_stat(p) for p in self._git_paths),
-                tuple(_stat(p) for p in self._walked))
+        return tuple(map(_stat, self._watch))
 
     # -- the check before each request ------------------------------------------------
 
@@ -2534,10 +2544,17 @@ class Live:
         try:
             began = time.perf_counter_ns()
             self.counters.count("sweeps")
-            root = self.generation.root + "/"
-            changed = False
-            for path, signature in self._seen.items():
-                if _stat(root + path) != signature:
+            changed, lstat = False, os.lstat
+            for full, signature in self._sweep_list:
+                try:
+                    info = lstat(full)
+                except OSError:
+                    if signature is not None:
+                        changed = True
+                        break
+                    continue
+                if signature is None or (info.st_mtime_ns != signature[1] or info.st_size !=
+                                         signature[0] or info.st_ino != signature[2]):
                     changed = True
                     break
             elapsed = (time.perf_counter_ns() - began) / 1e9
@@ -2557,7 +2574,8 @@ class Live:
         signatures = None
         try:
             decl = old.decl
-            redeclared = self._stamp is None or stamp[0] != self._stamp[0]
+            declared = self._parts[0]
+            redeclared = self._stamp is None or stamp[:declared] != self._stamp[:declared]
             if redeclared:
                 decl = read_declarations(old.root, old.decl.discovery)
             if moved:
@@ -2565,7 +2583,8 @@ class Live:
                 head = read_head(old.dirs) if old.dirs is not None else (None, None)
                 self._discovered = diagnostics
             else:
-                claims, walked = self._claims, list(zip(self._walked, stamp[2]))
+                start = self._parts[1]
+                claims, walked = self._claims, list(zip(self._watch[start:], stamp[start:]))
                 diagnostics = self._discovered
                 if diagnostics is None:
                     diagnostics = [d for d in old.index.diagnostics if d.code in
@@ -2614,7 +2633,9 @@ class Live:
             % self.generation.number, reason=message)
         self._stamp = stamp
         if signatures is not None:
-            self._seen = {path: sig for path, sig in signatures.items()}
+            self._seen = dict(signatures)
+            root = self.generation.root + "/"
+            self._sweep_list = [(root + path, sig) for path, sig in self._seen.items()]
         self._swept = time.monotonic()
 
     # -- telling the clients (§15.4) --------------------------------------------------
