@@ -2872,8 +2872,9 @@ class McpSession:
     2026-07-28 listen subscriptions, and `write(frame)`, which puts one whole frame on
     the connection (one writer at a time)."""
 
-    def __init__(self, live, write):
+    def __init__(self, live, write, pushes=True):
         self.live, self.write = live, write
+        self.pushes = pushes      # can the transport send a frame on its own? (stdio: yes)
         self.initialized = False
         self.legacy = Listener(self._notify, uris=())
         self.listens = {}
@@ -3149,8 +3150,8 @@ def dispatch(live, session, message, header_version=None):
 def _notification_in(session, method, params):
     """A client notification: the legacy handshake's end, or a listen's cancellation."""
     if method == "notifications/initialized":
-        if not session.initialized:
-            session.initialized = True
+        session.initialized = True
+        if session.pushes:
             session.live.listen(session.legacy)
     elif method == "notifications/cancelled" and "requestId" in params:
         listener = session.listens.pop(_id_key(params["requestId"]), None)
@@ -3735,7 +3736,13 @@ class HttpSession:
         self.key, self.used = key, time.monotonic()
         self.version = "2025-03-26"
         self.stream = None
-        self.mcp = McpSession(live, self._write)
+        # Notifications reach a legacy session only through its GET stream: it listens
+        # while one is open (and it has sent notifications/initialized).
+        self.mcp = McpSession(live, self._write, pushes=False)
+
+    def follow(self):
+        if self.stream is not None and self.mcp.initialized:
+            self.mcp.live.listen(self.mcp.legacy)
 
     def _write(self, frame):
         stream = self.stream
@@ -3882,8 +3889,9 @@ class McpOverHttp:
             session.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
             frame = dispatch(self.live, session.mcp, message)
             return Reply(200, frame, [("Mcp-Session-Id", session.key)])
-        if msg_id is None and "mcp-session-id" not in headers:
-            return Reply(202)      # a notification or a response with no session to go to
+        if msg_id is None and "mcp-session-id" not in headers or (
+                method is None and ("result" in message or "error" in message)):
+            return Reply(202)      # a response, or a notification with no session to go to
         session, problem = self.session_of(headers, msg_id)
         if problem is not None:
             return problem
@@ -3892,6 +3900,7 @@ class McpOverHttp:
             return Reply(400, _rpc_error_body(msg_id, -32600, "unsupported MCP-Protocol-Version "
                                               "'%s'" % version))
         frame = dispatch(self.live, session.mcp, message)
+        session.follow()
         return Reply(202) if frame is None else Reply(200, frame)
 
     def batch(self, headers, messages):
@@ -3911,6 +3920,8 @@ class McpOverHttp:
         """A 2026-07-28 request: no session; the envelope and the standard headers are
         checked first (400), an unknown method is 404, everything else 200."""
         msg_id = message.get("id")
+        if msg_id is None:
+            return Reply(202)      # a notification: nothing to check it against, nor answer
         version = headers.get("mcp-protocol-version")
         try:
             if version is None:
@@ -3919,22 +3930,18 @@ class McpOverHttp:
             if _header_value(headers.get("mcp-method", "")) != method:
                 raise RpcError(-32020, "header mismatch: Mcp-Method")
             named = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-            if method in named and msg_id is not None:
+            if method in named:
                 given = headers.get("mcp-name")
                 if given is None or _header_value(given) != params.get(named[method]):
                     raise RpcError(-32020, "header mismatch: Mcp-Name")
         except RpcError as exc:
             return Reply(400, _rpc_error_body(msg_id, exc.code, exc.message, exc.data))
-        if msg_id is None:
-            dispatch(self.live, McpSession(self.live, lambda frame: None), message)
-            return Reply(202)
         entry = METHODS.get(method)
         if entry is None or not entry[2]:
             return Reply(404, _rpc_error_body(msg_id, -32601, "method not found: %s" % method))
         if method == "subscriptions/listen":
             return self.listen(message)
-        return Reply(200, dispatch(self.live, McpSession(self.live, lambda frame: None),
-                                   message))
+        return Reply(200, dispatch(self.live, _STATELESS(self.live), message))
 
     # -- event streams ----------------------------------------------------------------
 
@@ -3977,13 +3984,20 @@ class McpOverHttp:
         if stream is None:
             return _busy_reply(None)
         session.stream = stream
+        session.follow()
 
         def release(release=stream.release):
             if session.stream is stream:
                 session.stream = None
+                self.live.unlisten(session.mcp.legacy)
             release()
         stream.release = release
         return Reply(200, stream=stream)
+
+
+def _STATELESS(live):
+    """The session of one 2026-07-28 request over HTTP: it has no state and no stream."""
+    return McpSession(live, lambda frame: None, pushes=False)
 
 
 def _busy_reply(msg_id):
