@@ -3124,12 +3124,13 @@ def dispatch(live, session, message, header_version=None):
         return None
     modern = is_modern(method, params)
     try:
+        gen = live.current()   # every request first sees the layer as it is now (§15.2)
         if modern:
             check_modern_envelope(params, header_version)
         entry = METHODS.get(method)
         if entry is None or not entry[2 if modern else 1]:
             raise RpcError(-32601, "method not found: %s" % method)
-        call = Call(live.current(), session, msg_id, modern)
+        call = Call(gen, session, msg_id, modern)
         try:
             result = entry[0](call, params)
         except _ResourceMissing as exc:
