@@ -2476,6 +2476,7 @@ class Live:
         self.generation, self._claims, walked = first_generation(
             start, discovery, counters, self)
         self._discovered = None   # the discovery diagnostics of the last discovery
+        self._failing = False     # the last rebuild failed: the next reads everything again
         self._remember(self.generation, self._claims, walked, None)
 
     # -- what is watched --------------------------------------------------------------
@@ -2570,12 +2571,15 @@ class Live:
         old = self.generation
         if stamp != self._stamp:
             self.counters.count("stamp_moves")
-        moved = self._stamp is None or stamp != self._stamp
+        # After a failed rebuild nothing read since the last good generation is trusted:
+        # the declarations are read and discovery runs again, whatever moved.
+        moved = self._stamp is None or stamp != self._stamp or self._failing
         signatures = None
         try:
             decl = old.decl
             declared = self._parts[0]
-            redeclared = self._stamp is None or stamp[:declared] != self._stamp[:declared]
+            redeclared = (self._stamp is None or self._failing
+                          or stamp[:declared] != self._stamp[:declared])
             if redeclared:
                 decl = read_declarations(old.root, old.decl.discovery)
             if moved:
@@ -2596,6 +2600,7 @@ class Live:
                     and _same_claims(claims, self._claims) and signatures == self._seen
                     and _same_diagnostics(diagnostics, old.index.diagnostics)):
                 self._remember(old, claims, walked, stamp)   # e.g. a plain `git status`
+                self._recovered(old)
                 return
             began = time.perf_counter_ns()
             index = build_index(decl, claims, diagnostics, self.counters,
@@ -2618,17 +2623,20 @@ class Live:
         self.counters.values["generation"] = new.number
         self._remember(new, claims, walked, stamp)
         self.generation = new
-        if self.stale is not None:
-            log(INFO, "the layer is readable again", generation=new.number)
-        self.stale = None
+        self._recovered(new)
         log(DEBUG, "generation built", generation=new.number, objects=len(index.objects),
             state=index.state)
         self._tell(old, new)
 
+    def _recovered(self, gen):
+        if self.stale is not None:
+            log(INFO, "the layer is readable again", generation=gen.number)
+        self.stale, self._failing = None, False
+
     def _failed(self, message, stamp, signatures):
         """§15.3: keep the last good generation; say so once; wait for the next move."""
         self.counters.count("rebuilds_failed")
-        self.stale = message
+        self.stale, self._failing = message, True
         log(WARN, "the layer could not be read again; still serving generation %d"
             % self.generation.number, reason=message)
         self._stamp = stamp
