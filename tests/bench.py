@@ -21,6 +21,18 @@ rows are p50/p95 over single requests sent one at a time on one long-lived sessi
 request is written, then its answer line is awaited). Pipelined rows write a whole batch
 of requests at once and read all answers, and report the mean time per request. Everything
 runs on loopback; every loop is bounded by a count and a deadline.
+
+Beside this build it measures the last landed version, commit 1f211d0 (OLD_COMMIT), built
+into the scratch directory from `git archive` with that commit's build_zipapp.py, in the
+same run and interleaved with this build's figures: `mcp --inspect` on 10,000 rules, the
+shipped kinds' load inside a `python3 -c` that imported the module from each archive, and
+the unpaged majordomus_list and majordomus_search beside this build's pages (SPEC §16).
+Also: `server/discover` (2026-07-28) beside `initialize` at spawn; POST /mcp tools/call,
+legacy session and modern, beside REST GET on keep-alive connections (§19); and the live
+layer's costs (§15.5): request p50 watching vs --no-watch, one sweep and one rebuild read
+from majordomus_perf's phases, idle CPU from /proc/<pid>/stat (60 s; 10 s with --quick),
+and the latency of notifications/resources/list_changed after `git add`. The live
+sections run last, because they edit and stage files in the scratch repositories.
 """
 import argparse
 import json
@@ -51,6 +63,7 @@ PYTHON = sys.executable
 
 GEN_RULES = 10000
 RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
+OLD_COMMIT = "1f211d0"   # the last landed version, measured beside this build
 REPS = 200            # requests per latency row
 WARMUP = 5            # discarded requests before each latency row
 HTTP_CLIENTS = 8
@@ -374,6 +387,27 @@ class Pipe:
                     raise ChildGone(self.gone_reason())
                 self.buf += chunk
 
+    def next_line(self, timeout):
+        """The next line the child writes (without newline), or None after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            i = self.buf.find(b"\n", self.scan)
+            if i >= 0:
+                line = bytes(self.buf[:i])
+                del self.buf[:i + 1]
+                self.scan = 0
+                return line
+            self.scan = len(self.buf)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            r, _, _ = select.select([self.out_fd], [], [], remaining)
+            if r:
+                chunk = os.read(self.out_fd, 1 << 20)
+                if not chunk:
+                    raise ChildGone(self.gone_reason())
+                self.buf += chunk
+
     def close(self, timeout=10):
         try:
             self.proc.stdin.close()
@@ -416,11 +450,177 @@ def rpc_error(line):
     return None
 
 
+MODERN = "2026-07-28"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+               "io.modelcontextprotocol/clientCapabilities": {}}
+LEGACY = "2025-06-18"
+INITIALIZE = {"protocolVersion": LEGACY, "capabilities": {},
+              "clientInfo": {"name": "majordomus-bench", "version": "0"}}
+_ID = re.compile(rb'"id"\s*:\s*(-?\d+)')
+
+
+def answer_id(line):
+    """The id of an answer line; None for a notification (or anything without an id)."""
+    if len(line) < (1 << 16):
+        try:
+            msg = json.loads(line.decode("utf-8"))
+        except ValueError:
+            return None
+        if not isinstance(msg, dict) or "method" in msg:
+            return None
+        return msg.get("id")
+    m = _ID.search(line[:256])   # a large line is an answer: its id comes first
+    return int(m.group(1)) if m else None
+
+
+def notice_method(line):
+    try:
+        msg = json.loads(line.decode("utf-8"))
+    except ValueError:
+        return None
+    return msg.get("method") if isinstance(msg, dict) and "id" not in msg else None
+
+
+def structured(line):
+    """structuredContent of a tools/call answer line; NotAvailable on any error."""
+    err = rpc_error(line)
+    if err:
+        raise NotAvailable(err)
+    try:
+        return json.loads(line.decode("utf-8"))["result"]["structuredContent"]
+    except (ValueError, KeyError, TypeError):
+        raise NotAvailable("the tool answer carries no structuredContent")
+
+
+class Session:
+    """One `mcp` child spoken to by request id: notifications that arrive meanwhile are
+    kept with their arrival time (perf_counter) for wait_notice()."""
+
+    def __init__(self, argv, cwd):
+        self.pipe = Pipe(argv, cwd)
+        self.pid = self.pipe.proc.pid
+        self.next_id = 1
+        self.notices = []
+
+    def send(self, payload):
+        self.pipe.transact(payload, 0)
+
+    def call(self, method, params=None, timeout=REQUEST_TIMEOUT):
+        """(seconds from the write to the answer line, the answer line)."""
+        id_ = self.next_id
+        self.next_id += 1
+        t0 = time.perf_counter()
+        self.send(frame(id_, method, params))
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.pipe.next_line(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                raise ChildGone("no answer to %s within %d s" % (method, timeout))
+            t = time.perf_counter() - t0
+            got = answer_id(line)
+            if got == id_:
+                return t, line
+            if got is None:
+                self.notices.append((time.perf_counter(), line))
+
+    def tool(self, name, arguments, timeout=REQUEST_TIMEOUT):
+        t, line = self.call("tools/call", {"name": name, "arguments": arguments}, timeout)
+        return t, structured(line)
+
+    def perf(self):
+        return self.tool("majordomus_perf", {})[1]
+
+    def initialize(self, initialized=True):
+        """Legacy initialize; `initialized` also sends notifications/initialized, which
+        makes the session a listener (under watching, the idle timer runs)."""
+        _, line = self.call("initialize", INITIALIZE, SPAWN_TIMEOUT)
+        err = rpc_error(line)
+        if err:
+            raise NotAvailable("initialize answered %s" % err)
+        if initialized:
+            self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def wait_notice(self, method, timeout):
+        """Arrival time (perf_counter) of the next notification `method`, or None."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for k, (at, line) in enumerate(self.notices):
+                if notice_method(line) == method:
+                    del self.notices[:k + 1]
+                    return at
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            line = self.pipe.next_line(remaining)
+            if line is None:
+                return None
+            if answer_id(line) is None:
+                self.notices.append((time.perf_counter(), line))
+
+    def drain(self, seconds):
+        """Keep every notification that arrives within `seconds`."""
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            line = self.pipe.next_line(remaining)
+            if line is None:
+                return
+            if answer_id(line) is None:
+                self.notices.append((time.perf_counter(), line))
+
+    def close(self):
+        return self.pipe.close()
+
+
+def open_session(argv, cwd, initialized=True):
+    """A started and initialized Session; NotAvailable (the session stopped) otherwise."""
+    session = Session(argv, cwd)
+    try:
+        session.initialize(initialized)
+    except (ChildGone, NotAvailable) as e:
+        session.close()
+        raise NotAvailable(str(e))
+    return session
+
+
+def proc_cpu(pid):
+    """utime + stime of a live process, in seconds (Linux /proc)."""
+    with open("/proc/%d/stat" % pid, "rb") as f:
+        fields = f.read().rpartition(b")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def phase_delta(before, after, name):
+    """(count, seconds) spent in one majordomus_perf phase between two snapshots."""
+    b, a = before["phases"][name], after["phases"][name]
+    return a["count"] - b["count"], (a["total_nanos"] - b["total_nanos"]) / 1e9
+
+
+def case_variant(text, i):
+    """`text` with its letters' case set by the bits of i: distinct cache keys, one needle."""
+    out, bit = [], 0
+    for ch in text:
+        if ch.isalpha():
+            out.append(ch.upper() if (i >> bit) & 1 else ch)
+            bit += 1
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def lat(times):
+    return "%s / %s (n=%d)" % (fmt_ms(p50(times)), fmt_ms(p95(times)), len(times))
+
+
+
 # --------------------------------------------------------------------------- sections
 
-def section_spawn(table, skel, big, runs):
-    """Each measured series is interleaved with its own baseline runs (baseline, program,
-    baseline, program, ...) so that a ratio compares runs made under the same load."""
+def section_spawn(table, skel, big, runs, old_pyz, old_reason):
+    """Each measured group is interleaved with its own baseline runs (baseline, program(s),
+    baseline, program(s), ...) so that a ratio compares runs made under the same load; a
+    group of several programs alternates their order from one round to the next."""
     table.section("spawn: median of %d runs after a warm-up; ratio vs python3 -c pass "
                   "runs interleaved with the row's" % runs)
     base_row = len(table.rows)
@@ -431,25 +631,10 @@ def section_spawn(table, skel, big, runs):
         t, cpu, _ = run_once([PYTHON, "-c", "pass"], skel)
         return t, cpu
 
-    def series(once):
-        """once() -> (wall, cpu); raises NotAvailable. Returns medians and paired base."""
-        once()
-        baseline_once()
-        walls, cpus, bases = [], [], []
-        for _ in range(runs):
-            b, bcpu = baseline_once()
-            bases.append(b)
-            pooled_wall.append(b)
-            pooled_cpu.append(bcpu)
-            t, cpu = once()
-            walls.append(t)
-            cpus.append(cpu)
-        return p50(walls), p50(cpus), p50(bases)
-
-    def inspect_once(repo, label):
+    def inspect_once(pyz, repo, label):
         def once():
             try:
-                t, cpu, p = run_once([PYTHON, PYZ, "mcp", "--inspect"], repo)
+                t, cpu, p = run_once([PYTHON, pyz, "mcp", "--inspect"], repo)
             except subprocess.TimeoutExpired:
                 raise NotAvailable("no exit within %d s" % SPAWN_TIMEOUT)
             if p.returncode not in (0, 10):
@@ -461,11 +646,7 @@ def section_spawn(table, skel, big, runs):
             return t, cpu
         return once
 
-    payload = frame(1, "initialize", {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "majordomus-bench", "version": "0"}})
-
-    def initialize_once(repo):
+    def first_answer_once(repo, payload, what):
         def once():
             c0 = children_cpu()
             pipe = Pipe([PYTHON, PYZ, "mcp"], repo)
@@ -478,29 +659,92 @@ def section_spawn(table, skel, big, runs):
                 pipe.close()
             err = rpc_error(lines[0])
             if err:
-                raise NotAvailable("initialize answered %s" % err)
+                raise NotAvailable("%s answered %s" % (what, err))
             return t, children_cpu() - c0
         return once
 
-    def measure(name, once, target, ok_of):
-        progress("spawn: %s" % name)
-        try:
-            wall, cpu, base = series(once)
-        except NotAvailable as e:
-            table.na(name, str(e), target)
-            return
-        ratio = wall / base
-        table.row(name, "%s (%.2fx); cpu %s" % (fmt_ms(wall), ratio, fmt_ms(cpu)), target,
-                  ok_of(wall, ratio))
+    def group(entries):
+        """entries: [(name, once, target, ok_of(wall, ratio, walls))], measured interleaved;
+        a row each; returns the medians (None where a program failed)."""
+        progress("spawn: %s" % "; ".join(e[0] for e in entries))
+        failed = {}
+        walls = [[] for _ in entries]
+        cpus = [[] for _ in entries]
+        bases = []
 
-    measure("majordomus.pyz mcp --inspect, skeleton", inspect_once(skel, "skeleton"),
-            "<= 4x", lambda wall, ratio: ratio <= 4.0)
-    measure("majordomus.pyz mcp --inspect, 10,000 rules", inspect_once(big, "10,000 rules"),
-            "< 1.5 s wall", lambda wall, ratio: wall < 1.5)
-    measure("spawn -> initialize answer, skeleton", initialize_once(skel),
-            "<= 4x", lambda wall, ratio: ratio <= 4.0)
-    measure("spawn -> initialize answer, 10,000 rules", initialize_once(big),
-            "-", lambda wall, ratio: None)
+        def call(k):
+            if k in failed:
+                return None
+            try:
+                return entries[k][1]()
+            except NotAvailable as e:
+                failed[k] = str(e)
+                return None
+
+        for k in range(len(entries)):
+            call(k)   # the discarded warm-up
+        baseline_once()
+        for i in range(runs):
+            b, bcpu = baseline_once()
+            bases.append(b)
+            pooled_wall.append(b)
+            pooled_cpu.append(bcpu)
+            order = list(range(len(entries)))
+            if i % 2:
+                order.reverse()
+            for k in order:
+                r = call(k)
+                if r is not None:
+                    walls[k].append(r[0])
+                    cpus[k].append(r[1])
+        base = p50(bases)
+        medians = [None if k in failed or not walls[k] else p50(walls[k])
+                   for k in range(len(entries))]
+        for k, (name, _, target, ok_of) in enumerate(entries):
+            if medians[k] is None:
+                table.na(name, failed.get(k, "no run"), target)
+                continue
+            ratio = medians[k] / base
+            table.row(name, "%s (%.2fx); cpu %s" % (fmt_ms(medians[k]), ratio,
+                                                   fmt_ms(p50(cpus[k]))),
+                      target, ok_of(medians[k], ratio, medians))
+        return medians
+
+    def versus(name, new, old, target, limit):
+        """A row comparing this build's median with the previous version's."""
+        if new is None or old is None:
+            table.na(name, old_reason if old is None and old_reason else
+                     "a figure is missing", target)
+            return
+        table.row(name, "%.2fx (%s vs %s)" % (new / old, fmt_ms(new), fmt_ms(old)), target,
+                  new / old <= limit)
+
+    initialize = frame(1, "initialize", INITIALIZE)
+    discover = frame(1, "server/discover", {"_meta": MODERN_META})
+    no_target = lambda wall, ratio, walls: None
+
+    group([("majordomus.pyz mcp --inspect, skeleton",
+            inspect_once(PYZ, skel, "skeleton"), "<= 4x",
+            lambda wall, ratio, walls: ratio <= 4.0)])
+    entries = [("majordomus.pyz mcp --inspect, 10,000 rules",
+                inspect_once(PYZ, big, "10,000 rules"), "< 1.5 s wall",
+                lambda wall, ratio, walls: wall < 1.5)]
+    if old_pyz:
+        entries.append(("%s mcp --inspect, 10,000 rules (previous)" % OLD_COMMIT,
+                        inspect_once(old_pyz, big, "10,000 rules (%s)" % OLD_COMMIT), "-",
+                        no_target))
+    medians = group(entries)
+    versus("mcp --inspect, 10,000 rules: this build / %s" % OLD_COMMIT, medians[0],
+           medians[1] if old_pyz else None, "<= 1.10x", 1.10)
+    for repo, label in ((skel, "skeleton"), (big, "10,000 rules")):
+        group([("spawn -> initialize answer, %s" % label,
+                first_answer_once(repo, initialize, "initialize"),
+                "<= 4x" if repo == skel else "-",
+                (lambda wall, ratio, walls: ratio <= 4.0) if repo == skel else no_target),
+               ("spawn -> server/discover answer (%s), %s" % (MODERN, label),
+                first_answer_once(repo, discover, "server/discover"),
+                "<= initialize row",
+                lambda wall, ratio, walls: None if walls[0] is None else wall <= walls[0])])
     if not pooled_wall:
         for _ in range(runs):
             t, cpu = baseline_once()
@@ -509,6 +753,108 @@ def section_spawn(table, skel, big, runs):
     table.rows[base_row] = ("row", "python3 -c pass (baseline, n=%d)" % len(pooled_wall),
                             "%s (1.00x); cpu %s" % (fmt_ms(p50(pooled_wall)),
                                                     fmt_ms(p50(pooled_cpu))), "-", "-")
+
+
+# In-process cost of the shipped kinds, from the archive (python3 -c, module imported from
+# the .pyz via sys.path): argv = archive, comma-separated kinds the layer uses.
+KINDS_NEW = r'''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+used = [k for k in sys.argv[2].split(",") if k]
+t0 = time.perf_counter_ns()
+kinds = m.shipped_kinds()
+lists = {}
+for name in used:
+    kind = kinds.get(name)
+    if kind is not None and kind.allow is not None:
+        lists[kind.allow.name] = kind.allow
+for allow in lists.values():
+    allow.compile()
+m.AllowList.shipped("manifest").compile()
+t1 = time.perf_counter_ns()
+print(t1 - t0, len(kinds.by_name), ",".join(sorted(lists) + ["manifest"]))
+'''
+KINDS_OLD = r'''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+t0 = time.perf_counter_ns()
+kinds, allows = m.load_kinds()
+m.AllowList.load("manifest")
+t1 = time.perf_counter_ns()
+print(t1 - t0, len(kinds), ",".join(sorted(allows) + ["manifest"]))
+'''
+
+
+def section_kinds(table, skel, runs, old_pyz, old_reason):
+    n = max(5, 2 * runs)
+    table.section("shipped kinds at start-up, in-process from the archive (python3 -c, "
+                  "median of %d, interleaved)" % n)
+    new_name = "this build: shipped_kinds() + the skeleton's lists"
+    old_name = "%s: load_kinds() + AllowList.load('manifest')" % OLD_COMMIT
+    added_name = "added to start-up by the shipped kinds"
+    progress("kinds at start-up x%d" % n)
+    try:
+        p = subprocess.run([PYTHON, PYZ, "mcp", "--inspect", "--format", "json"], cwd=skel,
+                           env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=SPAWN_TIMEOUT)
+        used = sorted(json.loads(p.stdout.decode("utf-8"))["repository"]["kinds"])
+    except Exception as e:
+        for name in (new_name, old_name, added_name):
+            table.na(name, "the skeleton's kinds: %s: %s" % (type(e).__name__, e))
+        return
+    programs = [(new_name, [PYTHON, "-c", KINDS_NEW, PYZ, ",".join(used)])]
+    if old_pyz:
+        programs.append((old_name, [PYTHON, "-c", KINDS_OLD, old_pyz]))
+    figures = [[] for _ in programs]
+    info = [None] * len(programs)
+    failed = {}
+    for i in range(n + 1):
+        order = list(range(len(programs)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            if k in failed:
+                continue
+            try:
+                _, p = timed_run(programs[k][1], skel)
+                fields = p.stdout.decode("utf-8").split()
+                if p.returncode != 0 or len(fields) != 3:
+                    raise ValueError("%s: %s" % (exit_text(p.returncode),
+                                                 last_line(p.stderr) or "no figure"))
+            except (ValueError, OSError, subprocess.TimeoutExpired) as e:
+                failed[k] = str(e)
+                continue
+            if i:   # the first round is a warm-up
+                figures[k].append(int(fields[0]) / 1e9)
+            info[k] = fields[1:]
+    medians = []
+    lists_of = ["?", "?"]
+    for k, (name, _) in enumerate(programs):
+        if k in failed:
+            table.na(name, failed[k])
+            medians.append(None)
+            continue
+        medians.append(p50(figures[k]))
+        table.row(name, "%s / %s p95 (n=%d; %s kinds, %d lists compiled)" % (
+            fmt_ms(medians[k]), fmt_ms(p95(figures[k])), len(figures[k]), info[k][0],
+            len(info[k][1].split(","))))
+        lists_of[k] = info[k][1]
+    if not old_pyz:
+        table.na(old_name, old_reason or "no previous build")
+        medians.append(None)
+    if medians[0] is None or medians[1] is None:
+        table.na(added_name, "a figure is missing", "<= +2 ms")
+    else:
+        added = medians[0] - medians[1]
+        table.row(added_name, "%+.2f ms (this build - %s)" % (added * 1000, OLD_COMMIT),
+                  "<= +2 ms", added <= 0.002)
+    table.note("kinds at start-up: each figure is measured inside a fresh python3 -c that "
+               "imported the module from the archive; the import itself is not included. "
+               "The skeleton uses kinds %s; this build compiles a shipped list on first use "
+               "(here %s), %s compiled every list when it loaded them (%s)." % (
+                   ", ".join(used), lists_of[0], OLD_COMMIT, lists_of[1]))
 
 
 def measure_requests(pipe, make, reps, start_id):
@@ -526,7 +872,7 @@ def measure_requests(pipe, make, reps, start_id):
         if i == 0 or i == WARMUP or len(line) < (1 << 20):
             err = rpc_error(line)
             if err:
-                return times, err, id_
+                return times, err, id_, None
         if i == WARMUP:
             sample = line
         if i >= WARMUP:
@@ -624,6 +970,157 @@ def section_mcp(table, repo, label, reps, heavy_reps, big):
             label, rc if isinstance(rc, str) else exit_text(rc)))
 
 
+BROAD = "quick brown fox"   # a line of every generated rule, of nothing else
+
+
+def interleave(specs, n):
+    """specs: [(session, tool, make_arguments(i))]; WARMUP + n rounds, one request of each
+    spec per round (the order reversed every other round). Returns per spec (times, first
+    measured structuredContent or None, error or None)."""
+    out = [[[], None, None] for _ in specs]
+    for i in range(WARMUP + n):
+        order = list(range(len(specs)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            if out[k][2] is not None:
+                continue
+            session, tool, make = specs[k]
+            try:
+                t, line = session.call("tools/call", {"name": tool, "arguments": make(i)})
+            except ChildGone as e:
+                out[k][2] = "server gone: %s" % e
+                continue
+            if i == 0 or i == WARMUP:
+                try:
+                    value = structured(line)
+                except NotAvailable as e:
+                    out[k][2] = str(e)
+                    continue
+                if i == WARMUP:
+                    out[k][1] = value
+            if i >= WARMUP:
+                out[k][0].append(t)
+    return out
+
+
+def last_page_cursor(session, tool, arguments, big_limit, limit):
+    """Page once through (big_limit per page, then `limit` per page over the last big
+    page): (the cursor whose page at `limit` is the last one, pages asked). The cursors
+    are keysets, so one found at big_limit pages on at any limit."""
+    asked, start = 0, None
+    for size in (big_limit, limit):
+        cursor = start
+        while True:
+            if asked >= 2000:
+                raise NotAvailable("more than 2000 pages")
+            args = dict(arguments, limit=size)
+            if cursor is not None:
+                args["cursor"] = cursor
+            value = session.tool(tool, args)[1]
+            asked += 1
+            if value.get("next_cursor") is None:
+                break
+            cursor = value["next_cursor"]
+        start = cursor   # its page, at this size, is the last one
+    if start is None:
+        raise NotAvailable("everything fits on the first page: no last page to ask for")
+    return start, asked
+
+
+def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
+    table.section("paged answers (SPEC §16), 10,000 rules: p50 / p95 of tools/call, this "
+                  "build's session interleaved with %s's" % OLD_COMMIT)
+    progress("paging on 10,000 rules")
+    rows_list = ["%s majordomus_list {} (whole list)" % OLD_COMMIT,
+                 "majordomus_list first page (default limit 50)",
+                 "majordomus_list last page (default limit, cursor)",
+                 "majordomus_list first page, limit 500 (max)"]
+    rows_one = ["%s majordomus_search, distinct 1-hit queries" % OLD_COMMIT,
+                "majordomus_search, distinct 1-hit queries (one page)"]
+    rows_broad = ["%s majordomus_search '%s'" % (OLD_COMMIT, BROAD),
+                  "majordomus_search '%s', first page" % BROAD,
+                  "majordomus_search '%s', last page (cursor)" % BROAD]
+    everything = rows_list + rows_one + rows_broad
+    sessions = []
+    try:
+        try:
+            new = open_session([PYTHON, PYZ, "mcp"], big)
+            sessions.append(new)
+            old = None
+            if old_pyz:
+                old = open_session([PYTHON, old_pyz, "mcp"], big)
+                sessions.append(old)
+            list_cursor, list_pages = last_page_cursor(new, "majordomus_list", {}, 500, 50)
+            search_cursor, search_pages = last_page_cursor(
+                new, "majordomus_search", {"query": BROAD}, 200, 20)
+        except (NotAvailable, ChildGone) as e:
+            for name in everything:
+                table.na(name, str(e))
+            return
+        table.note("paging: the last pages' cursors were found by paging once (%d list "
+                   "pages, %d search pages, at the maximum limit and then the default); "
+                   "objects.list has no cache; objects.search has a process cache (64 "
+                   "entries per generation), so every search row varies its key: 'gen-NNNNN' "
+                   "with distinct numbers, and '%s' with a distinct letter case per request "
+                   "(the needle is lower-cased, the cache key is not); '%s' matches the "
+                   "10,000 generated rules and nothing else, at the default limit 20" % (
+                       list_pages, search_pages, BROAD, BROAD))
+
+        def one_hit(i):
+            return {"query": "gen-%05d" % ((i * 7919 + 17) % GEN_RULES)}
+
+        def report(names, specs, n, firsts):
+            results = interleave([s for s in specs if s is not None], n)
+            if specs[0] is None:
+                results.insert(0, None)
+                table.na(names[0], old_reason or "no previous build")
+            prev = None
+            for k, name in enumerate(names):
+                if results[k] is None:
+                    continue
+                times, sample, err = results[k]
+                first = k in firsts
+                target = "-" if k == 0 else ("<= 2x prev" if first else "<= 1x prev")
+                if err:
+                    table.na(name, err, target)
+                    continue
+                value = lat(times)
+                total = sample.get("total") if isinstance(sample, dict) else None
+                count = sample.get("count") if isinstance(sample, dict) else None
+                if count is not None:
+                    value += " count=%s" % count + (" total=%s" % total if total else "")
+                if k == 0:
+                    prev = p50(times)
+                    table.row(name, value)
+                    continue
+                if prev is None:
+                    table.row(name, value, target)
+                    continue
+                ratio = p50(times) / prev
+                table.row(name, value + " %.2fx prev" % ratio, target,
+                          ratio <= (2.0 if first else 1.0))
+
+        list_prev = (old, "majordomus_list", lambda i: {}) if old else None
+        report(rows_list, [list_prev,
+                           (new, "majordomus_list", lambda i: {}),
+                           (new, "majordomus_list", lambda i: {"cursor": list_cursor}),
+                           (new, "majordomus_list", lambda i: {"limit": 500})],
+               list_reps, (1, 3))
+        report(rows_one, [(old, "majordomus_search", one_hit) if old else None,
+                          (new, "majordomus_search", one_hit)], reps, (1,))
+        report(rows_broad, [
+            (old, "majordomus_search", lambda i: {"query": case_variant(BROAD, i)})
+            if old else None,
+            (new, "majordomus_search", lambda i: {"query": case_variant(BROAD, i)}),
+            (new, "majordomus_search", lambda i: {"query": case_variant(BROAD, i),
+                                                  "cursor": search_cursor})],
+            reps, (1,))
+    finally:
+        for session in sessions:
+            session.close()
+
+
 class Server:
     """`majordomus.pyz serve --port 0`; the port is parsed from its stderr log."""
 
@@ -674,6 +1171,122 @@ def http_get(conn, path):
     resp = conn.getresponse()
     body = resp.read()
     return resp.status, body, resp.will_close
+
+
+def http_post(conn, path, body, headers):
+    conn.request("POST", path, body=body, headers=headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    return resp.status, data, resp.will_close, resp
+
+
+MCP_HEADERS = {"Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+
+
+def section_mcp_http(table, server, label, reps):
+    """POST /mcp tools/call majordomus_get, legacy session and modern, beside REST GET,
+    each on its own keep-alive connection, the three interleaved request by request."""
+    rest_path = "/api/v1/object?uri=" + urllib.parse.quote(RULE_URI, safe="")
+    names = ["GET /api/v1/object (rule), keep-alive, beside /mcp",
+             "POST /mcp tools/call majordomus_get, legacy session",
+             "POST /mcp tools/call majordomus_get, modern %s" % MODERN]
+    targets = ["-", "<= 1.5x GET", "<= 1.5x GET"]
+    progress("http /mcp on %s" % label)
+    conns = [server.connect() for _ in names]
+    try:
+        try:
+            status, body, _, resp = http_post(conns[1], "/mcp", frame(1, "initialize",
+                                                                      INITIALIZE), MCP_HEADERS)
+            sid = resp.getheader("Mcp-Session-Id")
+            if status != 200 or not sid:
+                raise NotAvailable("initialize over /mcp: HTTP %d%s: %s" % (
+                    status, "" if sid else ", no Mcp-Session-Id", first_line(body)))
+            legacy_headers = dict(MCP_HEADERS, **{"Mcp-Session-Id": sid,
+                                                  "MCP-Protocol-Version": LEGACY})
+            status, body, _, _ = http_post(
+                conns[1], "/mcp", b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+                legacy_headers)
+            if status != 202:
+                raise NotAvailable("notifications/initialized over /mcp: HTTP %d" % status)
+        except (NotAvailable, OSError, http.client.HTTPException) as e:
+            for name, target in zip(names, targets):
+                table.na(name, str(e), target)
+            return
+        modern_headers = dict(MCP_HEADERS, **{"MCP-Protocol-Version": MODERN,
+                                              "Mcp-Method": "tools/call",
+                                              "Mcp-Name": "majordomus_get"})
+        arguments = {"uri": RULE_URI}
+
+        def rest(i):
+            return http_get(conns[0], rest_path)
+
+        def legacy(i):
+            body = frame(2 + i, "tools/call", {"name": "majordomus_get",
+                                               "arguments": arguments})
+            return http_post(conns[1], "/mcp", body, legacy_headers)[:3]
+
+        def modern(i):
+            body = frame(2 + i, "tools/call", {"name": "majordomus_get",
+                                               "arguments": arguments,
+                                               "_meta": MODERN_META})
+            return http_post(conns[2], "/mcp", body, modern_headers)[:3]
+
+        calls = [rest, legacy, modern]
+        times = [[] for _ in calls]
+        errors = [None] * len(calls)
+        closes = [0] * len(calls)
+        for i in range(WARMUP + reps):
+            order = list(range(len(calls)))
+            if i % 2:
+                order.reverse()
+            for k in order:
+                if errors[k]:
+                    continue
+                try:
+                    t0 = time.perf_counter()
+                    status, body, will_close = calls[k](i)
+                    t = time.perf_counter() - t0
+                except (OSError, http.client.HTTPException) as e:
+                    errors[k] = "%s: %s" % (type(e).__name__, e)
+                    continue
+                if status != 200:
+                    errors[k] = "HTTP %d: %s" % (status, first_line(body))
+                    continue
+                if i == 0:
+                    if k:
+                        err = rpc_error(body)
+                        if err:
+                            errors[k] = err
+                            continue
+                    try:
+                        doc = json.loads(body.decode("utf-8"))
+                        if k:
+                            doc = doc["result"]["structuredContent"]
+                    except (ValueError, KeyError, TypeError):
+                        doc = None
+                    if not isinstance(doc, dict) or doc.get("uri") != RULE_URI:
+                        errors[k] = "the answer does not carry uri %s" % RULE_URI
+                        continue
+                closes[k] += bool(will_close)
+                if i >= WARMUP:
+                    times[k].append(t)
+        rest_p50 = None if errors[0] else p50(times[0])
+        for k, (name, target) in enumerate(zip(names, targets)):
+            if errors[k]:
+                table.na(name, errors[k], target)
+                continue
+            value = lat(times[k])
+            if closes[k]:
+                value += " reconnects=%d" % closes[k]
+            if k == 0 or rest_p50 is None:
+                table.row(name, value, target if k else "-")
+                continue
+            ratio = p50(times[k]) / rest_p50
+            table.row(name, value + " %.2fx GET" % ratio, target, ratio <= 1.5)
+    finally:
+        for conn in conns:
+            conn.close()
 
 
 def section_http(table, repo, label, reps, per_client, skeleton):
@@ -733,6 +1346,8 @@ def section_http(table, repo, label, reps, per_client, skeleton):
                            "meeting delayed ACK: the response head and body leave in separate "
                            "writes; write them at once or set TCP_NODELAY" % label)
 
+        section_mcp_http(table, server, label, reps)
+
         # throughput: HTTP_CLIENTS threads, each with its own keep-alive connection
         progress("http on %s: %d clients x %d" % (label, HTTP_CLIENTS, per_client))
         barrier = threading.Barrier(HTTP_CLIENTS + 1)
@@ -778,6 +1393,237 @@ def section_http(table, repo, label, reps, per_client, skeleton):
         table.note("serve on %s: returncode %s after SIGTERM (expected 0)" % (label, rc))
 
 
+SWEEP_GAP = 1.1   # seconds between requests that must each sweep (a request sweeps <= 1/s)
+
+
+def live_rule(name):
+    return "\n".join([
+        "---", "id: project.%s" % name, "version: 1", "title: Benchmark live rule %s" % name,
+        "description: Added by the benchmark while a session was idle.",
+        "tags: [generated, bench]", "---", "", "# Benchmark live rule %s" % name, "",
+        "It was written, then staged, to time the notification that follows.", ""])
+
+
+def interleave_calls(specs, n):
+    """specs: [(session, method, params)]; WARMUP + n rounds of one request each (the order
+    reversed every other round). Returns per spec its latencies; NotAvailable on an error."""
+    times = [[] for _ in specs]
+    for i in range(WARMUP + n):
+        order = list(range(len(specs)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            session, method, params = specs[k]
+            t, line = session.call(method, params)
+            if i == 0:
+                err = rpc_error(line)
+                if err:
+                    raise NotAvailable("%s answered %s" % (method, err))
+            if i >= WARMUP:
+                times[k].append(t)
+    return times
+
+
+def section_live(table, repo, label, reps, big, quick):
+    rounds = 3 if quick else 5
+    notices = 2 if quick else 5
+    window = 10.0 if quick else 60.0
+    table.section("live layer (SPEC §15.5), %s" % label)
+    progress("live layer on %s" % label)
+    sessions = []
+
+    def stop_session(session):
+        sessions.remove(session)
+        rc = session.close()
+        if rc not in (0, None):
+            table.note("mcp session on %s (live section), after stdin closed: %s" % (
+                label, rc if isinstance(rc, str) else exit_text(rc)))
+
+    try:
+        # -- request p50, watching vs --no-watch, both sessions initialized, interleaved
+        names = ["%s p50, watching vs --no-watch" % m for m in ("ping", "resources/read")]
+        try:
+            watch = open_session([PYTHON, PYZ, "mcp"], repo)
+            sessions.append(watch)
+            fixed = open_session([PYTHON, PYZ, "mcp", "--no-watch"], repo)
+            sessions.append(fixed)
+        except NotAvailable as e:
+            for name in names:
+                table.na(name, str(e), "<= +0.05 ms")
+            return
+        for name, method, params in ((names[0], "ping", None),
+                                     (names[1], "resources/read", {"uri": RULE_URI})):
+            progress("live on %s: %s x%d" % (label, name, reps))
+            try:
+                times = interleave_calls([(watch, method, params), (fixed, method, params)],
+                                         reps)
+            except (ChildGone, NotAvailable) as e:
+                table.na(name, str(e), "<= +0.05 ms")
+                continue
+            w, f = p50(times[0]), p50(times[1])
+            table.row(name, "%s vs %s: %+.3f ms (p95 %s vs %s, n=%d)" % (
+                fmt_ms(w), fmt_ms(f), (w - f) * 1000, fmt_ms(p95(times[0])),
+                fmt_ms(p95(times[1])), len(times[0])), "<= +0.05 ms", w - f <= 0.00005)
+        stop_session(fixed)
+        table.note("watching vs --no-watch: two sessions on one repository, both initialized "
+                   "(the watching one runs its idle timer), their requests interleaved")
+
+        # -- idle CPU of the initialized (listening) session: no requests in the window
+        if big:
+            name = "idle CPU, initialized session, no requests, %.0f s" % window
+            if quick:
+                table.note("idle CPU: --quick watches the idle session for %.0f s, the full "
+                           "run for 60 s" % window)
+            progress("live on %s: idle for %.0f s" % (label, window))
+            try:
+                before = watch.perf()
+                watch.drain(1.0)
+                c0, t0 = proc_cpu(watch.pid), time.monotonic()
+                watch.drain(window)
+                c1, t1 = proc_cpu(watch.pid), time.monotonic()
+                after = watch.perf()
+            except (OSError, ValueError, IndexError) as e:
+                table.na(name, "no /proc/<pid>/stat: %s" % e, "<= 1 %")
+            except (ChildGone, NotAvailable) as e:
+                table.na(name, str(e), "<= 1 %")
+            else:
+                share = (c1 - c0) / (t1 - t0)
+                table.row(name, "%.2f %% of one core (cpu %s in %.1f s)" % (
+                    share * 100, fmt_ms(c1 - c0), t1 - t0), "<= 1 %", share <= 0.01)
+                n, total = phase_delta(before, after, "sweep")
+                sweeps = "  sweeps in that window (and the closing perf request's)"
+                if n:
+                    table.row(sweeps, "%s mean of %d (phases.sweep)" % (fmt_ms(total / n), n))
+                else:
+                    table.row(sweeps, "none in %.0f s" % (t1 - t0))
+
+        # -- a staged new rule -> notifications/resources/list_changed on the idle session
+        goal = 5.0 if big else 2.0
+        name = "git add of a new rule -> resources/list_changed (idle)"
+        target = "<= %.0f s" % goal
+        progress("live on %s: %d notifications" % (label, notices))
+        waits, missing = [], 0
+        folder = os.path.join(repo, ".ai", "repo", "rules", "project")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            for r in range(notices):
+                rule = "bench-live-%02d" % r
+                relative = ".ai/repo/rules/project/%s.v1.md" % rule
+                with open(os.path.join(repo, relative), "w", encoding="utf-8",
+                          newline="\n") as f:
+                    f.write(live_rule(rule))
+                watch.drain(0.3)
+                watch.notices = []
+                t0 = time.perf_counter()
+                git(repo, "add", "--", relative)
+                at = watch.wait_notice("notifications/resources/list_changed", goal * 3)
+                if at is None:
+                    missing += 1
+                else:
+                    waits.append(at - t0)
+        except (ChildGone, OSError, RuntimeError) as e:
+            table.na(name, str(e), target)
+        else:
+            if not waits:
+                table.row(name, "none arrived within %.0f s (n=%d)" % (goal * 3, notices),
+                          target, False)
+            else:
+                value = "median %s, max %s (n=%d)" % (fmt_ms(p50(waits)),
+                                                       fmt_ms(max(waits)), len(waits))
+                if missing:
+                    value += "; %d never arrived within %.0f s" % (missing, goal * 3)
+                table.row(name, value, target, not missing and max(waits) <= goal)
+            table.note("notification latency: from just before `git add` of a new rule "
+                       "file (written just before) to the notification line read on an "
+                       "initialized session that sends no requests")
+        stop_session(watch)
+        if not big:
+            return
+
+        # -- a session that is not a listener (no notifications/initialized: no idle
+        #    timer), so that every sweep and rebuild below is a request's
+        sweep_name = "one sweep, 10,000 files (requests %.1f s apart)" % SWEEP_GAP
+        build_name = "one edited rule among 10,000 -> new generation built"
+        found_name = "  the request that found the edit (sweep+rebuild+answer)"
+        try:
+            quiet = open_session([PYTHON, PYZ, "mcp"], repo, initialized=False)
+            sessions.append(quiet)
+        except NotAvailable as e:
+            for n, t in ((sweep_name, "<= 30 ms"), (build_name, "<= 150 ms"), (found_name, "-")):
+                table.na(n, str(e), t)
+            return
+        progress("live on %s: %d sweeps, %d edits" % (label, rounds, rounds))
+        try:
+            before = quiet.perf()
+            walls = []
+            for _ in range(rounds):
+                time.sleep(SWEEP_GAP)
+                walls.append(quiet.call("ping")[0])
+            after = quiet.perf()
+        except (ChildGone, NotAvailable) as e:
+            table.na(sweep_name, str(e), "<= 30 ms")
+        else:
+            n, total = phase_delta(before, after, "sweep")
+            if not n:
+                table.row(sweep_name, "no sweep counted (n=%d requests)" % rounds,
+                          "<= 30 ms", False)
+            else:
+                table.row(sweep_name, "%s mean of %d (phases.sweep); those pings %s p50" % (
+                    fmt_ms(total / n), n, fmt_ms(p50(walls))), "<= 30 ms", total / n <= 0.030)
+
+        builds, parts, found, files, problems = [], [], [], [], []
+        try:
+            for r in range(rounds):
+                number = (4242 + 997 * r) % GEN_RULES
+                path = os.path.join(folder, "gen-%05d.v1.md" % number)
+                uri = "majordomus://rule/project.gen-%05d@1" % number
+                marker = "Edited by the benchmark, round %d." % r
+                before = quiet.perf()
+                with open(path, "a", encoding="utf-8", newline="\n") as f:
+                    f.write(marker + "\n")
+                time.sleep(SWEEP_GAP)
+                t, line = quiet.call("resources/read", {"uri": uri})
+                after = quiet.perf()
+                if marker.encode("utf-8") not in line:
+                    problems.append("round %d: the read did not show the edit" % r)
+                if after["generation"] - before["generation"] != 1:
+                    problems.append("round %d: generation %d -> %d" % (
+                        r, before["generation"], after["generation"]))
+                ni, ti = phase_delta(before, after, "index_build")
+                nr, tr = phase_delta(before, after, "registry_build")
+                nd, _ = phase_delta(before, after, "repository_discovery")
+                if nd:
+                    problems.append("round %d: discovery ran %d time(s)" % (r, nd))
+                builds.append(ti + tr)
+                parts.append((ti, tr))
+                found.append(t)
+                files.append(after["files_read"] - before["files_read"])
+        except (ChildGone, NotAvailable, OSError) as e:
+            table.na(build_name, str(e), "<= 150 ms")
+            table.na(found_name, str(e))
+        else:
+            k = builds.index(sorted(builds)[(len(builds) - 1) // 2])
+            table.row(build_name, "%s median (index %s + registry %s; files_read +%d; "
+                      "n=%d)" % (fmt_ms(p50(builds)), fmt_ms(parts[k][0]),
+                                 fmt_ms(parts[k][1]), files[k], len(builds)),
+                      "<= 150 ms", p50(builds) <= 0.150)
+            table.row(found_name, "median %s, max %s wall (n=%d)" % (
+                fmt_ms(p50(found)), fmt_ms(max(found)), len(found)))
+            for problem in problems:
+                table.note("edited rule on %s: %s" % (label, problem))
+            table.note("sweep and rebuild rows: a session that sent initialize but not "
+                       "notifications/initialized (no listener, so no idle timer): every "
+                       "sweep and rebuild is a request's. The rebuild is the index_build + "
+                       "registry_build phase deltas of majordomus_perf around the first "
+                       "request %.1f s after appending a line to one rule's file; that "
+                       "request's wall time also holds its sweep, the stat of every kept "
+                       "file and the answer" % SWEEP_GAP)
+        stop_session(quiet)
+    finally:
+        for session in list(sessions):
+            session.close()
+
+
 # --------------------------------------------------------------------------- main
 
 def build():
@@ -796,6 +1642,43 @@ def build():
             return "build_zipapp.py failed (exit %d): %s" % (
                 p.returncode, last_line(p.stderr) or last_line(p.stdout))
     return None
+
+
+def build_old(tmp):
+    """majordomus.pyz of OLD_COMMIT, the last landed version, built under tmp from
+    `git archive`: (path, None) or (None, the reason it could not be built)."""
+    src = os.path.join(tmp, "old-src")
+    out = os.path.join(tmp, "old.pyz")
+    progress("building %s's majordomus.pyz" % OLD_COMMIT)
+    try:
+        os.makedirs(src)
+        err = tempfile.TemporaryFile()
+        try:
+            archive = track(subprocess.Popen(["git", "-C", ROOT, "archive", OLD_COMMIT],
+                                             stdout=subprocess.PIPE, stderr=err,
+                                             env=child_env()))
+            try:
+                tar = subprocess.run(["tar", "-x", "-C", src], stdin=archive.stdout,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     timeout=120)
+            finally:
+                archive.stdout.close()
+                rc = archive.wait(60)
+            err.seek(0)
+            if rc != 0:
+                return None, "git archive %s: %s" % (OLD_COMMIT, last_line(err.read()))
+        finally:
+            err.close()
+        if tar.returncode != 0:
+            return None, "tar -x: %s" % last_line(tar.stderr)
+        p = subprocess.run([PYTHON, os.path.join(src, "build_zipapp.py"), out], cwd=src,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if p.returncode != 0 or not os.path.exists(out):
+            return None, "%s build_zipapp.py: %s: %s" % (
+                OLD_COMMIT, exit_text(p.returncode), last_line(p.stderr))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, "%s: %s" % (type(e).__name__, e)
+    return out, None
 
 
 def facts(runs, reps, heavy_reps, per_client):
@@ -849,11 +1732,13 @@ def repo_facts(repo, label):
 def main(argv=None):
     ap = argparse.ArgumentParser(description="majordomus performance benchmark")
     ap.add_argument("--quick", action="store_true",
-                    help="3 spawn runs instead of 10, fewer heavy requests")
+                    help="3 spawn runs instead of 10, fewer heavy requests, a 10 s idle "
+                    "window instead of 60 s, fewer live rounds")
     args = ap.parse_args(argv)
     runs = 3 if args.quick else 10
     reps = REPS
     heavy_reps = 50 if args.quick else REPS
+    list_reps = 10 if args.quick else 40   # 1f211d0's majordomus_list answers all 10,000
     per_client = 100 if args.quick else 250
 
     table = Table()
@@ -866,6 +1751,13 @@ def main(argv=None):
         t0 = time.perf_counter()
         skel, big = make_repos(tmp)
         progress("repositories ready in %.1f s" % (time.perf_counter() - t0))
+        old_pyz, old_reason = build_old(tmp)
+        if old_pyz:
+            print("previous  %s (%s, %d bytes, built from git archive %s)" % (
+                OLD_COMMIT, os.path.basename(old_pyz), os.path.getsize(old_pyz),
+                OLD_COMMIT))
+        else:
+            print("previous  %s unavailable: %s" % (OLD_COMMIT, old_reason))
         if reason is None:
             for repo, label in ((skel, "skeleton"), (big, "10,000 rules")):
                 info = repo_facts(repo, label)
@@ -879,11 +1771,16 @@ def main(argv=None):
             for name in ("majordomus.pyz mcp --inspect", "MCP over pipes", "HTTP serve"):
                 table.na(name, reason)
         else:
-            section_spawn(table, skel, big, runs)
+            section_spawn(table, skel, big, runs, old_pyz, old_reason)
+            section_kinds(table, skel, runs, old_pyz, old_reason)
             section_mcp(table, skel, "skeleton", reps, reps, False)
             section_mcp(table, big, "10,000 rules", reps, heavy_reps, True)
+            section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
             section_http(table, skel, "skeleton", reps, per_client, True)
             section_http(table, big, "10,000 rules", reps, per_client, False)
+            # last: these sections edit and stage files in the scratch repositories
+            section_live(table, skel, "skeleton", reps, False, args.quick)
+            section_live(table, big, "10,000 rules", reps, True, args.quick)
         print(table.render())
         sys.stdout.flush()
     finally:
