@@ -2039,10 +2039,11 @@ class Generation:
         return value
 
     def search_table(self):
-        """[(object, lower-cased content, lower-cased identity/title/description)]."""
+        """[(object, its identity, title, description and content, lower-cased, one text)]
+        in URI order: one substring test an object."""
         return self.memo("search", lambda: [
-            (obj, obj.content.lower(), "\0".join(
-                (obj.identity, obj.title or "", obj.description or "")).lower())
+            (obj, "\0".join((obj.identity, obj.title or "", obj.description or "",
+                             obj.content)).lower())
             for obj in self.index.objects])
 
     def execute(self, cap_id, arguments):
@@ -2196,17 +2197,16 @@ def handle_search(gen, arguments):
         raise Refused("argument 'query' is required and must not be blank")
     gen.kinds_present(kind)
     needle = query.lower()
-    matches = []
-    for entry in gen.search_table():
-        obj, lowered, names = entry
-        if kind is not None and obj.kind != kind:
-            continue
-        if needle in lowered or needle in names:
-            matches.append(entry)
+    table = gen.search_table()
+    if kind is not None:
+        table = [entry for entry in table if entry[0].kind == kind]
+    # "\0" separates the fields, so a needle holding one could match across two of them.
+    matches = [entry for entry in table if needle in entry[1]] if "\0" not in needle else []
     chosen, next_cursor = page(matches, _entry_uri, "uri", arguments, 20)
     hits = []
-    for obj, lowered, _ in chosen:
+    for obj, _ in chosen:
         hit = summary(obj)
+        lowered = obj.content.lower()
         at = lowered.find(needle)
         if at >= 0:
             # lower() never adds or removes a newline, so line numbers carry over.

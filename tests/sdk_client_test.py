@@ -28,7 +28,8 @@ PROMPT_URI = "majordomus://prompt/continue"
 PROMPT_PATH = ".ai/repo/prompts/continue.md"
 REPOSITORY_URI = "majordomus://repository"
 TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_repository"]
+         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
+         "majordomus_repository"]
 
 
 def wire(model):
@@ -76,6 +77,11 @@ class SdkClientTest(unittest.TestCase):
                     out["capabilities"] = wire(await session.call_tool(
                         "majordomus_capabilities", {}))
                     out["perf"] = wire(await session.call_tool("majordomus_perf", {}))
+                    out["prompt_tool"] = wire(await session.call_tool("majordomus_prompt", {
+                        "name": "continue", "arguments": {"CONTEXT": "from the SDK"}}))
+                    out["prompts"] = wire(await session.list_prompts())
+                    out["prompt"] = wire(await session.get_prompt(
+                        "continue", {"CONTEXT": "from the SDK"}))
                     out["unknown_cap"] = wire(await session.call_tool("majordomus_capability",
                                                                       {"id": "x"}))
         return out
@@ -89,9 +95,10 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual(init["serverInfo"]["name"], "majordomus")
         self.assertEqual(init["serverInfo"]["version"], "0.1.0")
         self.assertIn("index state ok", init["instructions"])
-        self.assertNotIn("prompts", init["capabilities"])
-        self.assertIn("resources", init["capabilities"])
-        self.assertIn("tools", init["capabilities"])
+        # §9.3, §15.4, §17: a watching process announces list changes and subscriptions
+        self.assertEqual(init["capabilities"], {
+            "resources": {"subscribe": True, "listChanged": True},
+            "tools": {"listChanged": False}, "prompts": {"listChanged": True}})
 
         uris = [str(r["uri"]) for r in out["resources"]["resources"]]
         self.assertEqual(uris[0], REPOSITORY_URI)
@@ -144,8 +151,9 @@ class SdkClientTest(unittest.TestCase):
         self.assertIs(search["isError"], False)
         ssc = search["structuredContent"]
         self.assertEqual(ssc["query"], "durable")
-        self.assertEqual(ssc["count"], 1)
+        self.assertEqual((ssc["count"], ssc["total"]), (1, 1))
         self.assertEqual(ssc["limit"], 20)
+        self.assertNotIn("next_cursor", ssc)
         self.assertEqual([h["uri"] for h in ssc["hits"]], [PROMPT_URI])
         self.assertEqual(ssc["hits"][0]["snippet"], "description: resume a task from durable state")
 
@@ -153,9 +161,24 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual([o["uri"] for o in out["list"]["structuredContent"]["objects"]],
                          [RULE_URI])
         self.assertIs(out["capabilities"]["isError"], False)
-        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 16)
+        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 17)
+        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 17)
         self.assertIs(out["perf"]["isError"], False)
         self.assertEqual(out["perf"]["structuredContent"]["index_builds"], 1)
+
+        body = prompt_bytes.decode("utf-8").split("---\n", 2)[2]
+        filled = body.replace("{{CONTEXT}}", "from the SDK")
+        messages = [{"role": "user", "content": {"type": "text", "text": filled}}]
+        self.assertIs(out["prompt_tool"]["isError"], False)
+        self.assertEqual(out["prompt_tool"]["structuredContent"]["messages"], messages)
+        self.assertEqual(out["prompt_tool"]["structuredContent"]["uri"], PROMPT_URI)
+        prompts = out["prompts"]["prompts"]
+        self.assertEqual([p["name"] for p in prompts], ["continue"])
+        self.assertEqual(prompts[0]["arguments"], [{
+            "name": "CONTEXT", "description": "Replaces {{CONTEXT}} in the prompt.",
+            "required": True}])
+        self.assertEqual(out["prompt"]["messages"], messages)
+        self.assertEqual(out["prompt"]["description"], "resume a task from durable state")
 
         unknown = out["unknown_cap"]
         self.assertIs(unknown["isError"], True)

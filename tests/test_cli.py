@@ -34,6 +34,8 @@ BUILTINS = {
                        "SearchInput", "SearchResult", {"policy": "process", "max_entries": 64}),
     "perf.counters": ("Performance counters", "majordomus_perf", None, "/api/v1/perf", None,
                       "Empty", "CounterSnapshot", {"policy": "disabled"}),
+    "prompts.get": ("Get one prompt, filled in", "majordomus_prompt", None, "/api/v1/prompt",
+                    ["prompt"], "PromptInput", "PromptResult", {"policy": "disabled"}),
     "repository.info": ("Repository and index state", "majordomus_repository",
                         {"uri": "majordomus://repository", "name": "repository"},
                         "/api/v1/repository", None, "Empty", "RepositoryReport",
@@ -62,8 +64,10 @@ DECLARATIVES = [
      "done.", ["scope", "verification"]),
 ]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 16 (7 builtin, 9 declarative); mcp tools 7, mcp resources 10, "
-                "http routes 7, cli commands 3")
+SUMMARY_LINE = ("capabilities: 17 (8 builtin, 9 declarative); mcp tools 8, mcp resources 10, "
+                "http routes 8, cli commands 4")
+# kinds that carry `prompt: body` (§4.1, §17): their objects are MCP prompts too
+PROMPT_KINDS = ("prompt",)
 DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenance", "mcp",
                    "http", "cli", "input", "output"]
 
@@ -85,8 +89,11 @@ def expected_exposure(cid):
         return exp
     for kind, identity, _, _, _, _, _, _ in DECLARATIVES:
         if "%s.%s" % (kind, identity) == cid:
-            return {"mcp": {"resource": {"uri": "majordomus://%s/%s" % (kind, identity),
-                                         "name": identity}}}
+            mcp = {"resource": {"uri": "majordomus://%s/%s" % (kind, identity),
+                                "name": identity}}
+            if kind in PROMPT_KINDS:
+                mcp["prompt"] = {"name": identity}
+            return {"mcp": mcp}
     raise KeyError(cid)
 
 
@@ -97,6 +104,8 @@ def list_line(cid, kind, stability):
         parts.append("tool:" + exp["mcp"]["tool"])
     if "resource" in exp["mcp"]:
         parts.append("resource:" + exp["mcp"]["resource"]["uri"])
+    if "prompt" in exp["mcp"]:
+        parts.append("prompt:" + exp["mcp"]["prompt"]["name"])
     mcp = ",".join(parts) or "-"
     http = "GET " + exp["http"]["path"] if "http" in exp else "-"
     cli = " ".join(exp["cli"]["path"]) if "cli" in exp else "-"
@@ -229,8 +238,9 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
             with self.subTest(via=via):
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual(list(data), ["count", "summary", "capabilities"])
-                self.assertEqual(data["count"], 16)
+                # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
+                self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
+                self.assertEqual((data["count"], data["total"]), (17, 17))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -238,10 +248,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (16, 7, 9, 7, 10, 7, 3))
+                     summary["cli_commands"]), (17, 8, 9, 8, 10, 8, 4))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"query": 7, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 16)
+                                 {"query": 8, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 17)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -255,19 +265,21 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
             (["--kind", "resource"], [i for i in ALL_IDS if i not in BUILTINS]),
             (["--kind", "command"], []),
             (["--exposure", "cli"], ["capabilities.describe", "capabilities.list",
-                                     "objects.get"]),
+                                     "objects.get", "prompts.get"]),
             (["--exposure", "http"], sorted(BUILTINS)),
             (["--exposure", "mcp"], ALL_IDS),
             (["--kind", "resource", "--exposure", "http"], []),
             (["--kind", "query", "--exposure", "cli"], ["capabilities.describe",
-                                                        "capabilities.list", "objects.get"]),
+                                                        "capabilities.list", "objects.get",
+                                                        "prompts.get"]),
         ]
         for n, (args, ids) in enumerate(cases):
             with self.subTest(args=args):
                 data = self.run_json(["capabilities", "list", "--format", "json"] + args,
                                      self.repo)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ids)
-                self.assertEqual(data["count"], len(ids))
+                self.assertEqual((data["count"], data["total"]), (len(ids), len(ids)))
+                self.assertNotIn("next_cursor", data)
                 self.assertEqual(data["summary"], full["summary"])
                 if n not in (1, 2, 3, 7):
                     continue  # the text form of a few filters is enough (process start-up)
@@ -493,6 +505,59 @@ class GetTest(CliAsserts, unittest.TestCase):
                         err)
 
 
+class PromptTest(CliAsserts, unittest.TestCase):
+    """`majordomus prompt NAME [--arg NAME=VALUE]… [--format text|json]` (§1, §8, §17)."""
+
+    PATH = ".ai/repo/prompts/continue.md"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.repo = support.class_repo(cls)
+
+    def body(self):
+        with open(os.path.join(self.repo, self.PATH), "rb") as f:
+            return f.read().decode("utf-8").split("---\n", 2)[2]
+
+    def test_prompt_text_and_json(self):
+        value = "resume {{CONTEXT}} = x"   # inserted as given, never scanned again
+        filled = self.body().replace("{{CONTEXT}}", value)
+        for via in VIAS:
+            with self.subTest(via=via):
+                out = self.run_ok(["prompt", "continue", "--arg", "CONTEXT=" + value],
+                                  self.repo, via)
+                self.assertEqual(out.decode("utf-8"), filled)
+                out = self.run_ok(["prompt", "continue", "--arg", "CONTEXT=" + value,
+                                   "--format", "text"], self.repo, via)
+                self.assertEqual(out.decode("utf-8"), filled)
+                doc = self.run_json(["prompt", "continue", "--arg", "CONTEXT=" + value,
+                                     "--format", "json"], self.repo, via)
+                with open(os.path.join(self.repo, self.PATH), "rb") as f:
+                    size = len(f.read())
+                self.assertEqual(json.dumps(doc), json.dumps({
+                    "name": "continue", "description": "resume a task from durable state",
+                    "messages": [{"role": "user",
+                                  "content": {"type": "text", "text": filled}}],
+                    "uri": "majordomus://prompt/continue",
+                    "provenance": {"path": self.PATH, "directory": ".ai/repo/prompts",
+                                   "source_class": "prompt", "section": "prompts",
+                                   "bytes": size}}))
+
+    def test_prompt_errors(self):
+        for via in VIAS:
+            with self.subTest(via=via):
+                err = self.run_fail(["prompt", "continue"], self.repo, 2, via)
+                self.assertIn("prompt 'continue' needs argument 'CONTEXT'", err)
+                err = self.run_fail(["prompt", "continue", "--arg", "CONTEXT=a", "--arg",
+                                     "X=b"], self.repo, 2, via)
+                self.assertIn("prompt 'continue' has no argument 'X'", err)
+                err = self.run_fail(["prompt", "nope"], self.repo, 12, via)
+                self.assertEqual(err, "majordomus: unknown prompt: nope\n")
+        self.run_fail(["prompt"], self.repo, 2)
+        self.run_fail(["prompt", "continue", "--arg", "no-equals-sign"], self.repo, 2)
+        self.run_fail(["prompt", "continue", "--arg", "CONTEXT=a", "--format", "yaml"],
+                      self.repo, 2)
+
+
 class ReadOnlyTest(CliAsserts, unittest.TestCase):
     """§12: every CLI command leaves the repository byte-identical."""
 
@@ -508,6 +573,7 @@ class ReadOnlyTest(CliAsserts, unittest.TestCase):
             ["get", REPO_URI, "--format", "text"],
             ["get", "majordomus://prompt/continue", "--discovery", "filesystem"],
             ["get", "majordomus://rule/nope@1"], ["capabilities", "describe", "nope.x"],
+            ["prompt", "continue", "--arg", "CONTEXT=x"], ["prompt", "nope"],
             ["capabilities", "list", "--kind", "x"], ["get", RULE_URI, "--strict"],
             ["--version"], ["--help"],
         ]
@@ -533,7 +599,8 @@ class StrictTest(CliAsserts, unittest.TestCase):
             for args in (["capabilities", "list", "--strict"],
                          ["capabilities", "describe", "objects.get", "--strict"],
                          ["get", RULE_URI, "--strict"],
-                         ["get", REPO_URI, "--format", "text", "--strict"]):
+                         ["get", REPO_URI, "--format", "text", "--strict"],
+                         ["prompt", "continue", "--arg", "CONTEXT=x", "--strict"]):
                 with self.subTest(via=via, args=args):
                     err = self.run_fail(args, self.repo, 10, via)
                     self.assertIn(message, err)
@@ -554,7 +621,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual(data["count"], 16)
+                self.assertEqual((data["count"], data["total"]), (17, 17))
 
 
 if __name__ == "__main__":

@@ -102,16 +102,18 @@ ROUTES = {
     "capabilities.list": ("/api/v1/capabilities", "majordomus_capabilities", "CapabilityList"),
     "capabilities.describe": ("/api/v1/capability", "majordomus_capability", "Capability"),
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
+    "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
 }
 # id -> {parameter name: required}
 PARAMETERS = {
     "repository.info": {},
-    "objects.list": {"kind": False, "tag": False},
-    "objects.get": {"uri": True},
-    "objects.search": {"query": True, "kind": False, "limit": False},
-    "capabilities.list": {"kind": False, "exposure": False},
+    "objects.list": {"kind": False, "tag": False, "limit": False, "cursor": False},
+    "objects.get": {"uri": True, "offset": False, "limit": False},
+    "objects.search": {"query": True, "kind": False, "limit": False, "cursor": False},
+    "capabilities.list": {"kind": False, "exposure": False, "limit": False, "cursor": False},
     "capabilities.describe": {"id": True},
     "perf.counters": {},
+    "prompts.get": {"name": True, "arguments": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -183,6 +185,7 @@ def expected_objects(repo):
 
 
 def expected_search(repo, query, limit=20):
+    """The §16 SearchResult without its next_cursor (opaque; present when total > count)."""
     needle = query.lower()
     hits = []
     for uri, summary, text in expected_objects(repo):
@@ -198,9 +201,13 @@ def expected_search(repo, query, limit=20):
             if snippet is not None:
                 hit["snippet"] = snippet
             hits.append(hit)
-            if len(hits) >= limit:
-                break
-    return {"query": query, "count": len(hits), "limit": limit, "hits": hits}
+    return {"query": query, "count": min(len(hits), limit), "total": len(hits),
+            "limit": limit, "hits": hits[:limit]}
+
+
+def without_cursor(doc):
+    """A paged answer (§16) without its opaque next_cursor."""
+    return {k: v for k, v in doc.items() if k != "next_cursor"}
 
 
 def read_raw_response(sock):
@@ -356,7 +363,9 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
     def test_repository(self):
         doc = self.get_ok(self.srv, "/api/v1/repository")
         self.assertEqual(list(doc), ["repository", "state", "objects", "kinds", "diagnostics",
-                                     "capabilities"])
+                                     "capabilities", "live"])
+        self.assertEqual(doc["live"], {"generation": 1, "stale": None})
+        self.assertEqual(list(doc["live"]), ["generation", "stale"])
         rep = doc["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -372,6 +381,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                             "working_tree"])
         self.assertEqual(rep["discovery"], "vcs")
         self.assertEqual(rep["source_classes"], SOURCE_CLASSES)
+        self.assertIsNone(rep["kinds_file"])
         self.assertEqual(doc["state"], "ok")
         self.assertEqual(doc["objects"], 9)
         self.assertEqual(doc["kinds"], {"document": 5, "policy": 1, "profile": 1,
@@ -385,16 +395,16 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (16, 7, 9, 7, 10, 7, 3))
+                         (17, 8, 9, 8, 10, 8, 4))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"query": 7, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 16)
+                         {"query": 8, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 17)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
         expected = [s for _, s, _ in expected_objects(self.repo)]
-        self.assertEqual(doc, {"count": 9, "objects": expected})
-        self.assertEqual(list(doc), ["count", "objects"])
+        self.assertEqual(doc, {"count": 9, "total": 9, "objects": expected})
+        self.assertEqual(list(doc), ["count", "total", "objects"])
         for got, want in zip(doc["objects"], expected):
             self.assertEqual(list(got), list(want))
         doc = self.get_ok(self.srv, "/api/v1/objects?kind=rule")
@@ -405,7 +415,15 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         doc = self.get_ok(self.srv, "/api/v1/objects?tag=verification")
         self.assertEqual([o["uri"] for o in doc["objects"]], [RULE_URI])
         doc = self.get_ok(self.srv, "/api/v1/objects?kind=prompt&tag=verification")
-        self.assertEqual(doc, {"count": 0, "objects": []})
+        self.assertEqual(doc, {"count": 0, "total": 0, "objects": []})
+        # §16: a page of 4, then the rest through next_cursor
+        doc = self.get_ok(self.srv, "/api/v1/objects?limit=4")
+        self.assertEqual(list(doc), ["count", "total", "objects", "next_cursor"])
+        self.assertEqual((doc["count"], doc["total"], doc["objects"]), (4, 9, expected[:4]))
+        doc = self.get_ok(self.srv, "/api/v1/objects?limit=4&cursor=" + q(doc["next_cursor"]))
+        self.assertEqual((doc["count"], doc["total"], doc["objects"]), (4, 9, expected[4:8]))
+        doc = self.get_ok(self.srv, "/api/v1/objects?limit=4&cursor=" + q(doc["next_cursor"]))
+        self.assertEqual(doc, {"count": 1, "total": 9, "objects": expected[8:]})
 
     def test_objects_unknown_kind(self):
         self.assert_error(
@@ -496,10 +514,17 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
     def test_search(self):
         doc = self.get_ok(self.srv, "/api/v1/search?query=scope")
         self.assertEqual(doc, expected_search(self.repo, "scope"))
-        self.assertEqual(list(doc), ["query", "count", "limit", "hits"])
+        self.assertEqual(list(doc), ["query", "count", "total", "limit", "hits"])
         self.assertGreaterEqual(doc["count"], 3)
         doc = self.get_ok(self.srv, "/api/v1/search?query=SCOPE&limit=1")
-        self.assertEqual(doc, expected_search(self.repo, "SCOPE", 1))
+        self.assertEqual(without_cursor(doc), expected_search(self.repo, "SCOPE", 1))
+        self.assertEqual(list(doc), ["query", "count", "total", "limit", "hits", "next_cursor"])
+        hits = doc["hits"]
+        while "next_cursor" in doc:
+            doc = self.get_ok(self.srv, "/api/v1/search?query=SCOPE&limit=1&cursor="
+                              + q(doc["next_cursor"]))
+            hits += doc["hits"]
+        self.assertEqual(hits, expected_search(self.repo, "SCOPE")["hits"])
         doc = self.get_ok(self.srv, "/api/v1/search?query=scope&kind=rule")
         self.assertEqual([h["uri"] for h in doc["hits"]], [RULE_URI])
 
@@ -537,8 +562,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
 
     def test_capabilities(self):
         doc = self.get_ok(self.srv, "/api/v1/capabilities")
-        self.assertEqual(list(doc), ["count", "summary", "capabilities"])
-        self.assertEqual(doc["count"], 16)
+        self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
+        self.assertEqual((doc["count"], doc["total"]), (17, 17))
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -550,17 +575,46 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 7)
+        self.assertEqual(doc["count"], 8)
         self.assertEqual(sorted(c["id"] for c in doc["capabilities"]), sorted(ROUTES))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "objects.get"])
+                         ["capabilities.describe", "capabilities.list", "objects.get",
+                          "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,
                                 "invalid_input")
         self.assertIn("kind", msg)
+
+    def test_prompt(self):
+        # §17, §10: an object-valued property travels as one parameter per entry
+        doc = self.get_ok(self.srv, "/api/v1/prompt?name=continue&arguments.CONTEXT=a+b%20c")
+        raw = support.read_bytes(self.repo, ".ai/repo/prompts/continue.md")
+        body = raw.decode("utf-8").split("---\n", 2)[2]
+        self.assertEqual(doc, {
+            "name": "continue", "description": DESCRIPTIONS[PROMPT_URI],
+            "messages": [{"role": "user", "content": {
+                "type": "text", "text": body.replace("{{CONTEXT}}", "a b c")}}],
+            "uri": PROMPT_URI,
+            "provenance": {"path": ".ai/repo/prompts/continue.md",
+                           "directory": ".ai/repo/prompts", "source_class": "prompt",
+                           "section": "prompts", "bytes": len(raw)}})
+        self.assertEqual(list(doc), ["name", "description", "messages", "uri", "provenance"])
+        self.assert_error(self.srv.request("GET", "/api/v1/prompt?name=nope"), 404,
+                          "not_found", "unknown prompt: nope")
+        self.assert_error(self.srv.request("GET", "/api/v1/prompt?name=continue"), 400,
+                          "invalid_input", "prompt 'continue' needs argument 'CONTEXT'")
+        self.assert_error(self.srv.request(
+            "GET", "/api/v1/prompt?name=continue&arguments.CONTEXT=a&arguments.X=b"), 400,
+            "invalid_input", "prompt 'continue' has no argument 'X'")
+        self.assert_error(self.srv.request(
+            "GET", "/api/v1/prompt?name=continue&arguments.CONTEXT=a&arguments.CONTEXT=b"),
+            400, "invalid_input")
+        msg = self.assert_error(self.srv.request("GET", "/api/v1/prompt"), 400,
+                                "invalid_input")
+        self.assertIn("name", msg)
 
     def test_capability(self):
         doc = self.get_ok(self.srv, "/api/v1/capability?id=objects.get")
@@ -596,17 +650,23 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         first = self.get_ok(self.srv, "/api/v1/perf")
         for key in ("repository_scans", "index_builds", "registry_builds",
                     "mcp_projection_builds", "http_projection_builds", "executions",
-                    "handler_invocations", "cache_hits", "cache_misses", "cache_evictions"):
+                    "handler_invocations", "cache_hits", "cache_misses", "cache_evictions",
+                    "freshness_checks", "sweeps", "stamp_moves", "files_read",
+                    "rebuilds_failed", "generation"):
             with self.subTest(key=key):
                 self.assertIsInstance(first[key], int)
         for phase in ("repository_discovery", "index_build", "registry_build",
-                      "handler_execution", "cache_lookup"):
+                      "handler_execution", "cache_lookup", "freshness_check", "sweep"):
             with self.subTest(phase=phase):
                 self.assertEqual(sorted(first["phases"][phase]), ["count", "total_nanos"])
         self.assertEqual(first["index_builds"], 1)
+        self.assertEqual(first["generation"], 1)
         self.get_ok(self.srv, "/api/v1/objects")
         second = self.get_ok(self.srv, "/api/v1/perf")
         self.assertGreater(second["executions"], first["executions"])
+        # §15.2: each request compares the stamp; an unchanged repository builds nothing
+        self.assertGreater(second["freshness_checks"], first["freshness_checks"])
+        self.assertEqual((second["index_builds"], second["generation"]), (1, 1))
 
     def test_openapi(self):
         st, headers, body = self.srv.request("GET", "/openapi.json")
@@ -677,7 +737,9 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         for path in ("/", "/openapi.json", "/api/v1/repository", "/api/v1/objects",
                      "/api/v1/object?uri=" + q(RULE_URI), "/api/v1/search?query=rule",
                      "/api/v1/capabilities", "/api/v1/capability?id=objects.list",
-                     "/api/v1/perf", "/nope", "/api/v1/object", "/api/v1/search?query=%20"):
+                     "/api/v1/perf", "/api/v1/prompt?name=continue&arguments.CONTEXT=x",
+                     "/api/v1/prompt?name=nope", "/nope", "/api/v1/object",
+                     "/api/v1/search?query=%20"):
             with self.subTest(path=path):
                 st, headers, body = self.srv.request("GET", path)
                 self.assert_headers(headers, body)

@@ -36,7 +36,9 @@ SKELETON_URIS = [
     RULE_URI,
 ]
 TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_repository"]
+         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
+         "majordomus_repository"]
+BUILTINS = len(TOOLS)  # every builtin capability has an MCP tool (§7.2)
 SKELETON_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
                     ["prompt", "prompt"], ["workflow", "document"],
                     ["milestone", "milestone"], ["issue", "issue"],
@@ -106,7 +108,8 @@ def expected_inspect(root, uris, discovery="vcs", state=None, diags=()):
     lines = ["repository  %s" % root, "discovery   %s" % discovery, "state       %s" % state]
     for kind in sorted(kinds):
         lines.append("kind        {:<12} {}".format(kind, kinds[kind]))
-    lines.append("capabilities %d (7 builtin, %d declarative)" % (7 + len(uris), len(uris)))
+    lines.append("capabilities %d (%d builtin, %d declarative)"
+                 % (BUILTINS + len(uris), BUILTINS, len(uris)))
     lines.append("resource    majordomus://repository")
     lines.extend("resource    %s" % u for u in uris)
     lines.extend("tool        %s" % t for t in TOOLS)
@@ -961,7 +964,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 16 (7 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 17 (8 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -992,7 +995,8 @@ class InspectSkeletonTests(LayerCase):
                 self.assertEqual(list(doc), ["repository", "resources", "tools"])
                 report = doc["repository"]
                 self.assertEqual(list(report), ["repository", "state", "objects", "kinds",
-                                                "diagnostics", "capabilities"])
+                                                "diagnostics", "capabilities", "live"])
+                self.assertEqual(report["live"], {"generation": 1, "stale": None})
                 repo = report["repository"]
                 self.assertEqual(list(repo), ["root", "layer_schema", "sections", "git",
                                               "discovery", "source_classes", "kinds_file"])
@@ -1019,13 +1023,13 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (16, 7, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 7)
+                                 (17, 8, 9))
+                self.assertEqual(caps["by_kind"].get("query"), 8)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
                 self.assertEqual(caps["by_kind"].get("command", 0), 0)
-                self.assertEqual(sum(caps["by_stability"].values()), 16)
+                self.assertEqual(sum(caps["by_stability"].values()), 17)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (7, 10, 7, 3))
+                                  caps["http_routes"], caps["cli_commands"]), (8, 10, 8, 4))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  ["majordomus://repository"] + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
@@ -1078,7 +1082,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 17 (7 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 18 (8 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):

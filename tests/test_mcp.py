@@ -58,6 +58,7 @@ TOOL_ORDER = [
     ("majordomus_list", "objects.list", "List objects"),
     ("majordomus_search", "objects.search", "Search objects"),
     ("majordomus_perf", "perf.counters", "Performance counters"),
+    ("majordomus_prompt", "prompts.get", "Get one prompt, filled in"),
     ("majordomus_repository", "repository.info", "Repository and index state"),
 ]
 ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
@@ -65,9 +66,14 @@ ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint":
 BUILTIN_PROVENANCE = {"source": "builtin", "module": "majordomus"}
 COUNTERS = ("repository_scans", "index_builds", "registry_builds", "mcp_projection_builds",
             "http_projection_builds", "executions", "handler_invocations", "cache_hits",
-            "cache_misses", "cache_evictions", "phases")
+            "cache_misses", "cache_evictions", "freshness_checks", "sweeps", "stamp_moves",
+            "files_read", "rebuilds_failed", "generation", "phases")
 PHASES = ("repository_discovery", "index_build", "registry_build", "handler_execution",
-          "cache_lookup")
+          "cache_lookup", "freshness_check", "sweep")
+# §17: the skeleton's one prompt, .ai/repo/prompts/continue.md, as prompts/list gives it
+PROMPT_BODY = "\n# Resume\n\n{{CONTEXT}}\n"
+PROMPT_ARGUMENTS = [{"name": "CONTEXT", "description": "Replaces {{CONTEXT}} in the prompt.",
+                     "required": True}]
 
 TIMEOUT = 30
 
@@ -389,9 +395,10 @@ class SkeletonTests(McpTestCase):
                 r = self.initialize(s, "2025-06-18")
                 self.assertEqual(r["protocolVersion"], "2025-06-18")
                 self.assertEqual(r["capabilities"], {
-                    "resources": {"subscribe": False, "listChanged": False},
-                    "tools": {"listChanged": False}})
-                for absent in ("prompts", "logging", "completions"):
+                    "resources": {"subscribe": True, "listChanged": True},
+                    "tools": {"listChanged": False},
+                    "prompts": {"listChanged": True}})
+                for absent in ("logging", "completions"):
                     self.assertNotIn(absent, r["capabilities"])
                 self.assertEqual(r["serverInfo"], {"name": "majordomus", "title": "Majordomus",
                                                    "version": VERSION})
@@ -400,10 +407,11 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("16 capabilities", ins)
-                self.assertIn("7 tools", ins)
+                self.assertIn("17 capabilities", ins)
+                self.assertIn("8 tools", ins)
                 self.assertIn("10 resources", ins)
                 self.assertIn("majordomus://repository", ins)
+                self.assertIn("MCP prompts", ins)
                 self.assertNotIn("\n\n", ins)
                 # a second initialize is answered too, identically
                 r2 = self.initialize(s, "2025-06-18")
@@ -411,6 +419,16 @@ class SkeletonTests(McpTestCase):
                 s.notify("notifications/initialized")
                 self.assertPing(s)
                 self.assertEqual(s.close(), 0, s.stderr())
+        with self.subTest("--no-watch"):
+            # §9.3, §15.2: a fixed picture announces no change of any kind
+            s = self.open(self.repo, args=["--no-watch"])
+            r = self.initialize(s, "2025-06-18")
+            self.assertEqual(r["capabilities"], {
+                "resources": {"subscribe": False, "listChanged": False},
+                "tools": {"listChanged": False},
+                "prompts": {"listChanged": False}})
+            self.assertIn("index state ok", r["instructions"])
+            self.assertEqual(s.close(), 0, s.stderr())
 
     def test_requests_before_initialize_are_served(self):
         s = self.open(self.repo)
@@ -418,7 +436,9 @@ class SkeletonTests(McpTestCase):
         r = self.assertResult(s.request("resources/list", id=1), 1)
         self.assertEqual(r["resources"][0]["uri"], REPOSITORY_URI)
         r = self.assertResult(s.request("tools/list", id=2), 2)
-        self.assertEqual(len(r["tools"]), 7)
+        self.assertEqual(len(r["tools"]), 8)
+        r = self.assertResult(s.request("prompts/list", id=3), 3)
+        self.assertEqual([p["name"] for p in r["prompts"]], ["continue"])
 
     # --- resources/list ---------------------------------------------------------------
 
@@ -492,6 +512,78 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(self.assertResult(s.request("resources/templates/list", id=1), 1),
                          {"resourceTemplates": []})
 
+    # --- prompts/list, prompts/get (§17), resources/subscribe (§15.4) ------------------
+
+    def test_prompts_list(self):
+        raw = support.read_bytes(self.repo, PROMPT_PATH)
+        s = self.open(self.repo)
+        r = self.assertResult(s.request("prompts/list", id=1), 1)
+        self.assertEqual(list(r), ["prompts"])
+        self.assertEqual(r["prompts"], [{
+            "name": "continue", "title": "continue",
+            "description": "resume a task from durable state",
+            "arguments": PROMPT_ARGUMENTS,
+            "_meta": {"majordomus": {
+                "id": "prompt.continue", "uri": PROMPT_URI,
+                "provenance": {"path": PROMPT_PATH, "directory": ".ai/repo/prompts",
+                               "source_class": "prompt", "section": "prompts",
+                               "bytes": len(raw)}}}}])
+        self.assertEqual(list(r["prompts"][0]), ["name", "title", "description", "arguments",
+                                                 "_meta"])
+        # §16: not paged; a cursor that is not null is refused
+        self.assertEqual(self.assertResult(s.request("prompts/list", {"cursor": None}, id=2),
+                                           2), r)
+        self.assertError(s.request("prompts/list", {"cursor": "x"}, id=3), 3, -32602,
+                         message="invalid cursor")
+        self.assertPing(s)
+
+    def test_prompts_get(self):
+        s = self.open(self.repo)
+        value = "go on from {{NOT_SCANNED}} \u00e9"
+        r = self.assertResult(s.request("prompts/get", {
+            "name": "continue", "arguments": {"CONTEXT": value}}, id=1), 1)
+        self.assertEqual(r, {"description": "resume a task from durable state",
+                             "messages": [{"role": "user", "content": {
+                                 "type": "text",
+                                 "text": PROMPT_BODY.replace("{{CONTEXT}}", value)}}]})
+        for params, message in (
+                ({}, "params.name is required"), ({"name": 5}, "params.name is required"),
+                ({"name": "nope"}, "unknown prompt: nope"),
+                ({"name": "continue"}, "prompt 'continue' needs argument 'CONTEXT'"),
+                ({"name": "continue", "arguments": {"CONTEXT": "a", "X": "b"}},
+                 "prompt 'continue' has no argument 'X'"),
+                ({"name": "continue", "arguments": {"CONTEXT": 5}},
+                 "argument 'CONTEXT' must be a string")):
+            id = s.new_id()
+            self.assertError(s.request("prompts/get", params, id=id), id, -32602,
+                             message=message)
+            self.assertPing(s)
+        # the same capability through the tool: the whole PromptResult
+        sc = self.tool(s, "majordomus_prompt", {"name": "continue",
+                                                "arguments": {"CONTEXT": value}})
+        self.assertEqual(list(sc), ["name", "description", "messages", "uri", "provenance"])
+        self.assertEqual((sc["name"], sc["uri"]), ("continue", PROMPT_URI))
+        self.assertEqual(sc["messages"], r["messages"])
+        self.assertEqual(sc["provenance"]["path"], PROMPT_PATH)
+        self.assertToolError(self.call(s, "majordomus_prompt", {"name": "nope"}),
+                             text="not found: unknown prompt: nope")
+        self.assertToolError(self.call(s, "majordomus_prompt", {"name": "continue"}),
+                             text="invalid input: prompt 'continue' needs argument 'CONTEXT'")
+
+    def test_subscribe(self):
+        s = self.open(self.repo)
+        for m in ("resources/subscribe", "resources/subscribe", "resources/unsubscribe",
+                  "resources/unsubscribe"):
+            id = s.new_id()
+            self.assertEqual(self.assertResult(s.request(m, {"uri": RULE_URI}, id=id), id), {})
+        id = s.new_id()
+        self.assertError(s.request("resources/subscribe", {"uri": "majordomus://nope"}, id=id),
+                         id, -32002, message="resource not found: majordomus://nope")
+        id = s.new_id()
+        self.assertError(s.request("resources/subscribe", {}, id=id), id, -32602,
+                         message="params.uri is required")
+        self.assertPing(s)
+
     # --- resources/read ---------------------------------------------------------------
 
     def test_read_rule_byte_for_byte(self):
@@ -535,14 +627,15 @@ class SkeletonTests(McpTestCase):
 
     def check_report(self, report):
         self.assertEqual(list(report), ["repository", "state", "objects", "kinds",
-                                        "diagnostics", "capabilities"])
+                                        "diagnostics", "capabilities", "live"])
+        self.assertEqual(report["live"], {"generation": 1, "stale": None})
         self.assertEqual(report["state"], "ok")
         self.assertEqual(report["objects"], 9)
         self.assertEqual(report["kinds"], SKELETON_KINDS)
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (16, 7, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (17, 8, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -561,6 +654,7 @@ class SkeletonTests(McpTestCase):
         self.assertRegex(rep["git"]["head"], r"^[0-9a-f]{40}$")
         self.assertEqual(rep["git"]["branch"], "main")
         self.assertEqual(rep["git"]["working_tree"], "clean")
+        self.assertIsNone(rep["kinds_file"])
 
     # --- tools/list -------------------------------------------------------------------
 
@@ -588,13 +682,22 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("majordomus://repository", by["majordomus_get"]["description"])
                 search = by["majordomus_search"]["inputSchema"]
                 self.assertEqual(search.get("required"), ["query"])
-                self.assertEqual(set(search["properties"]), {"query", "kind", "limit"})
+                self.assertEqual(set(search["properties"]), {"query", "kind", "limit", "cursor"})
                 self.assertEqual(search["properties"]["limit"].get("minimum"), 1)
                 self.assertEqual(search["properties"]["limit"].get("maximum"), 200)
                 self.assertEqual(by["majordomus_capability"]["inputSchema"].get("required"), ["id"])
                 lst = by["majordomus_list"]["inputSchema"]
-                self.assertEqual(set(lst["properties"]), {"kind", "tag"})
+                self.assertEqual(set(lst["properties"]), {"kind", "tag", "limit", "cursor"})
+                self.assertEqual(lst["properties"]["limit"].get("minimum"), 1)
+                self.assertEqual(lst["properties"]["limit"].get("maximum"), 500)
                 self.assertFalse(lst.get("required"))
+                caps = by["majordomus_capabilities"]["inputSchema"]
+                self.assertEqual(set(caps["properties"]), {"kind", "exposure", "limit", "cursor"})
+                self.assertEqual(caps["properties"]["limit"].get("maximum"), 200)
+                prompt = by["majordomus_prompt"]["inputSchema"]
+                self.assertEqual(prompt.get("required"), ["name"])
+                self.assertEqual(set(prompt["properties"]), {"name", "arguments"})
+                self.assertEqual(prompt["properties"]["arguments"].get("type"), "object")
                 for empty in ("majordomus_perf", "majordomus_repository"):
                     self.assertFalse(by[empty]["inputSchema"].get("required"))
                     self.assertFalse(by[empty]["inputSchema"].get("properties"))
@@ -693,8 +796,8 @@ class SkeletonTests(McpTestCase):
     def test_list(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_list", {})
-        self.assertEqual(list(sc), ["count", "objects"])
-        self.assertEqual(sc["count"], 9)
+        self.assertEqual(list(sc), ["count", "total", "objects"])
+        self.assertEqual((sc["count"], sc["total"]), (9, 9))
         self.assertEqual([o["uri"] for o in sc["objects"]], SKELETON_URIS)
         self.assertEqual(self.tool(s, "majordomus_list"), sc)
         by = {o["uri"]: o for o in sc["objects"]}
@@ -708,19 +811,32 @@ class SkeletonTests(McpTestCase):
             "uri": POLICY_URI, "id": "policy..ai/repo/policy.yaml", "kind": "policy",
             "identity": ".ai/repo/policy.yaml", "path": POLICY_PATH})
         rules = self.tool(s, "majordomus_list", {"kind": "rule"})
-        self.assertEqual(rules, {"count": 1, "objects": [by[RULE_URI]]})
+        self.assertEqual(rules, {"count": 1, "total": 1, "objects": [by[RULE_URI]]})
         docs = self.tool(s, "majordomus_list", {"kind": "document"})
-        self.assertEqual(docs["count"], 5)
+        self.assertEqual((docs["count"], docs["total"]), (5, 5))
         self.assertEqual([o["uri"] for o in docs["objects"]],
                          [u for u in SKELETON_URIS if u.startswith("majordomus://document/")])
         tagged = self.tool(s, "majordomus_list", {"tag": "verification"})
-        self.assertEqual(tagged, {"count": 1, "objects": [by[RULE_URI]]})
+        self.assertEqual(tagged, {"count": 1, "total": 1, "objects": [by[RULE_URI]]})
         both = self.tool(s, "majordomus_list", {"kind": "rule", "tag": "scope"})
         self.assertEqual(both["count"], 1)
         self.assertEqual(self.tool(s, "majordomus_list", {"kind": "document", "tag": "scope"}),
-                         {"count": 0, "objects": []})
+                         {"count": 0, "total": 0, "objects": []})
         self.assertEqual(self.tool(s, "majordomus_list", {"tag": "no-such-tag"}),
-                         {"count": 0, "objects": []})
+                         {"count": 0, "total": 0, "objects": []})
+        # §16: pages of 5 in URI order; the second page is the last, without next_cursor
+        first = self.tool(s, "majordomus_list", {"limit": 5})
+        self.assertEqual(list(first), ["count", "total", "objects", "next_cursor"])
+        self.assertEqual((first["count"], first["total"]), (5, 9))
+        self.assertEqual(first["objects"], sc["objects"][:5])
+        rest = self.tool(s, "majordomus_list", {"limit": 5, "cursor": first["next_cursor"]})
+        self.assertEqual(rest, {"count": 4, "total": 9, "objects": sc["objects"][5:]})
+        self.assertToolError(self.call(s, "majordomus_list", {"cursor": "not-a-cursor"}),
+                             text="invalid input: parameter 'cursor' is not a cursor this "
+                                  "server issued")
+        for bad in (0, 501):
+            self.assertToolError(self.call(s, "majordomus_list", {"limit": bad}),
+                                 prefix="invalid input: ", contains=("limit",))
         self.assertToolError(
             self.call(s, "majordomus_list", {"kind": "x"}),
             text="invalid input: kind 'x' is not among the kinds this repository has: "
@@ -738,9 +854,9 @@ class SkeletonTests(McpTestCase):
     def test_search(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_search", {"query": "DURABLE"})
-        self.assertEqual(list(sc), ["query", "count", "limit", "hits"])
+        self.assertEqual(list(sc), ["query", "count", "total", "limit", "hits"])
         self.assertEqual(sc["query"], "DURABLE")
-        self.assertEqual(sc["count"], 1)
+        self.assertEqual((sc["count"], sc["total"]), (1, 1))
         self.assertEqual(sc["limit"], 20)
         self.assertEqual(sc["hits"], [{
             "uri": PROMPT_URI, "id": "prompt.continue", "kind": "prompt",
@@ -760,12 +876,21 @@ class SkeletonTests(McpTestCase):
             if lines or "scope" in uri.lower():
                 expected.append((uri, lines[0].strip()[:200] if lines else None))
         sc = self.tool(s, "majordomus_search", {"query": "Scope"})
-        self.assertEqual(sc["count"], len(expected))
+        self.assertEqual((sc["count"], sc["total"]), (len(expected), len(expected)))
+        self.assertNotIn("next_cursor", sc)
         self.assertEqual([(h["uri"], h.get("snippet")) for h in sc["hits"]], expected)
         self.assertGreaterEqual(len(expected), 3)
         sc = self.tool(s, "majordomus_search", {"query": "Scope", "limit": 2})
-        self.assertEqual((sc["count"], sc["limit"]), (2, 2))
+        self.assertEqual((sc["count"], sc["total"], sc["limit"]), (2, len(expected), 2))
         self.assertEqual([h["uri"] for h in sc["hits"]], [u for u, _ in expected[:2]])
+        # §16: the rest through next_cursor, two at a time
+        uris = [h["uri"] for h in sc["hits"]]
+        while "next_cursor" in sc:
+            sc = self.tool(s, "majordomus_search", {"query": "Scope", "limit": 2,
+                                                    "cursor": sc["next_cursor"]})
+            self.assertEqual(sc["total"], len(expected))
+            uris += [h["uri"] for h in sc["hits"]]
+        self.assertEqual(uris, [u for u, _ in expected])
         sc = self.tool(s, "majordomus_search", {"query": "scope", "kind": "rule", "limit": 200})
         self.assertEqual([h["uri"] for h in sc["hits"]], [RULE_URI])
         self.assertEqual(sc["limit"], 200)
@@ -793,14 +918,15 @@ class SkeletonTests(McpTestCase):
     def test_capabilities(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_capabilities", {})
-        self.assertEqual(list(sc), ["count", "summary", "capabilities"])
-        self.assertEqual(sc["count"], 16)
+        # §16: the default page is 20, so the skeleton's 17 fit in one answer
+        self.assertEqual(list(sc), ["count", "total", "summary", "capabilities"])
+        self.assertEqual((sc["count"], sc["total"]), (17, 17))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (16, 7, 9))
+                         (17, 8, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (7, 10, 7, 3))
-        self.assertEqual(summary["by_kind"].get("query"), 7)
+                          summary["cli_commands"]), (8, 10, 8, 4))
+        self.assertEqual(summary["by_kind"].get("query"), 8)
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -808,13 +934,21 @@ class SkeletonTests(McpTestCase):
             "%s.%s" % (v[0], v[1]) for v in SKELETON_OBJECTS.values()])
         self.assertEqual(ids, expected_ids)
         q = self.tool(s, "majordomus_capabilities", {"kind": "query"})
-        self.assertEqual(q["count"], 7)
+        self.assertEqual((q["count"], q["total"]), (8, 8))
         self.assertEqual(q["summary"], summary)
         r = self.tool(s, "majordomus_capabilities", {"kind": "resource", "exposure": "mcp"})
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "objects.get"])
+                         ["capabilities.describe", "capabilities.list", "objects.get",
+                          "prompts.get"])
+        page = self.tool(s, "majordomus_capabilities", {"limit": 10})
+        self.assertEqual((page["count"], page["total"]), (10, 17))
+        self.assertEqual(page["capabilities"], sc["capabilities"][:10])
+        rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
+        self.assertEqual((rest["count"], rest["total"]), (7, 17))
+        self.assertNotIn("next_cursor", rest)
+        self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),
                              prefix="invalid input: ", contains=("kind",))
         self.assertToolError(self.call(s, "majordomus_capabilities", {"exposure": "ftp"}),
@@ -839,6 +973,17 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(d["exposure"]["mcp"], {
             "tool": "majordomus_repository",
             "resource": {"uri": REPOSITORY_URI, "name": "repository"}})
+        d = self.tool(s, "majordomus_capability", {"id": "prompt.continue"})
+        self.assertEqual(d["exposure"], {"mcp": {
+            "resource": {"uri": PROMPT_URI, "name": "continue"},
+            "prompt": {"name": "continue"}}})
+        d = self.tool(s, "majordomus_capability", {"id": "prompts.get"})
+        self.assertEqual(d["exposure"], {"mcp": {"tool": "majordomus_prompt"},
+                                         "http": {"method": "GET", "path": "/api/v1/prompt"},
+                                         "cli": {"path": ["prompt"]}})
+        self.assertEqual((d["input"]["name"], d["output"]["name"]),
+                         ("PromptInput", "PromptResult"))
+        self.assertEqual(d["cache"], {"policy": "disabled"})
         d = self.tool(s, "majordomus_capability", {"id": "rule.majordomus.scope-integrity@1"})
         self.assertEqual(d["kind"], "resource")
         self.assertEqual(d["module"], "rule")
@@ -987,13 +1132,17 @@ class FrameErrorTests(McpTestCase):
                 self.assertPing(s)
                 # a batch of requests: answers in order, on one line
                 s.send_raw(b'[{"jsonrpc":"2.0","id":"a","method":"ping"},'
-                           b'{"jsonrpc":"2.0","id":"b","method":"prompts/list"},'
+                           b'{"jsonrpc":"2.0","id":"b","method":"logging/setLevel"},'
                            b'{"jsonrpc":"2.0","id":"c","method":"resources/read",'
-                           b'"params":{"uri":"' + PROMPT_URI.encode() + b'"}}]\n')
+                           b'"params":{"uri":"' + PROMPT_URI.encode() + b'"}},'
+                           b'{"jsonrpc":"2.0","id":"d","method":"prompts/list"}]\n')
                 answers = json.loads(s.recv_line())
-                self.assertEqual([a["id"] for a in answers], ["a", "b", "c"])
-                self.assertError(answers[1], "b", -32601, message="method not found: prompts/list")
+                self.assertEqual([a["id"] for a in answers], ["a", "b", "c", "d"])
+                self.assertError(answers[1], "b", -32601,
+                                 message="method not found: logging/setLevel")
                 self.assertEqual(answers[2]["result"]["contents"][0]["uri"], PROMPT_URI)
+                self.assertEqual([p["name"] for p in
+                                  self.assertResult(answers[3], "d")["prompts"]], ["continue"])
                 self.assertPing(s)
                 # only notifications: no answer at all
                 self.silent(s, b'[{"jsonrpc":"2.0","method":"notifications/initialized"},'
@@ -1031,11 +1180,18 @@ class FrameErrorTests(McpTestCase):
         for via in ("pyz",):
             with self.subTest(via=via):
                 s = self.open(self.repo, via=via)
-                for m in ("prompts/list", "logging/setLevel", "server/discover",
-                          "completion/complete", "resources/subscribe", "nonsense"):
+                # prompts/* (§17) and resources/subscribe (§15.4) are served now
+                # (SkeletonTests.test_prompts_*, test_subscribe); server/discover is §18
+                for m in ("logging/setLevel", "completion/complete", "sampling/createMessage",
+                          "nonsense"):
                     s.send({"jsonrpc": "2.0", "id": m, "method": m})
                     self.assertError(s.recv(), m, -32601, message="method not found: " + m)
                     self.assertPing(s)
+                # a modern method without its _meta is -32602 naming the key, never -32601
+                s.send({"jsonrpc": "2.0", "id": "sd", "method": "server/discover"})
+                self.assertError(s.recv(), "sd", -32602,
+                                 contains="io.modelcontextprotocol/protocolVersion")
+                self.assertPing(s)
 
     def test_resources_read_errors(self):
         s = self.open(self.repo)
@@ -1101,7 +1257,7 @@ class FrameErrorTests(McpTestCase):
                         self.assertIn(b'9007199254740991', line)
                         self.assertNotIn(b"9007199254740991.0", line)
                 # errors echo the id too
-                s.send({"jsonrpc": "2.0", "id": "ñ-7", "method": "prompts/list"})
+                s.send({"jsonrpc": "2.0", "id": "ñ-7", "method": "logging/setLevel"})
                 self.assertError(s.recv(), "ñ-7", -32601)
                 s.send({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
                         "params": {"name": "x"}})
@@ -1336,7 +1492,15 @@ class ReadOnlyTests(McpTestCase):
             self.assertResult(s.request("resources/read", {"uri": uri}, id=uri), uri)
         self.assertError(s.request("resources/read", {"uri": "majordomus://x"}, id="nf"), "nf",
                          -32002)
-        self.assertError(s.request("prompts/list", id="pl"), "pl", -32601)
+        prompts = self.assertResult(s.request("prompts/list", id="pl"), "pl")
+        self.assertEqual([p["name"] for p in prompts["prompts"]], ["continue"])
+        self.assertResult(s.request("prompts/get", {"name": "continue",
+                                                    "arguments": {"CONTEXT": "x"}}, id="pg"),
+                          "pg")
+        self.assertError(s.request("prompts/get", {"name": "nope"}, id="pn"), "pn", -32602)
+        for m in ("resources/subscribe", "resources/unsubscribe"):
+            self.assertEqual(self.assertResult(s.request(m, {"uri": RULE_URI}, id=m), m), {})
+        self.tool(s, "majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}})
         self.tool(s, "majordomus_capability", {"id": "objects.get"})
         self.tool(s, "majordomus_capabilities", {})
         self.tool(s, "majordomus_get", {"uri": RULE_URI})

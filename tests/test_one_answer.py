@@ -24,7 +24,7 @@ UNKNOWN_URIS = ("majordomus://rule/nope@1", "majordomus://document/../../etc/pas
                 "majordomus://document/%2E%2E/README.md")
 CAPABILITY_IDS = ("objects.get", "repository.info", "capabilities.describe",
                   "rule.majordomus.scope-integrity@1", "document.README.md",
-                  "prompt.continue")
+                  "prompt.continue", "prompts.get")
 VIAS = ("pyz", "py")
 
 
@@ -226,6 +226,42 @@ class OneAnswerTest(unittest.TestCase):
                                  "majordomus: unknown capability: nope.x (run: majordomus "
                                  "capabilities list)\n")
 
+    def test_same_prompt_everywhere(self):
+        """§0, §17: prompts.get answers alike through HTTP, the tool, the CLI and
+        prompts/get (which carries the PromptResult's MCP fields)."""
+        value = "a b {{CONTEXT}} \u00e9"
+        answers = {}
+        for via in VIAS:
+            status, doc = self.http_get(via, "/api/v1/prompt?name=continue&arguments.CONTEXT="
+                                        + q(value))
+            self.assertEqual(status, 200, doc)
+            answers["http-" + via] = doc
+            answers["mcp-" + via] = self.mcp_ok(via, "majordomus_prompt", {
+                "name": "continue", "arguments": {"CONTEXT": value}})
+            answers["cli-" + via] = self.cli_json(via, ["prompt", "continue", "--arg",
+                                                        "CONTEXT=" + value, "--format", "json"])
+        reference = answers["http-pyz"]
+        for name, answer in answers.items():
+            with self.subTest(interface=name):
+                self.assertEqual(dumps(answer), dumps(reference))
+        with open(os.path.join(self.repo, URIS["majordomus://prompt/continue"]), "rb") as f:
+            body = f.read().decode("utf-8").split("---\n", 2)[2]
+        self.assertEqual(reference["messages"], [{"role": "user", "content": {
+            "type": "text", "text": body.replace("{{CONTEXT}}", value)}}])
+        self.assertEqual(reference["uri"], "majordomus://prompt/continue")
+        for via in VIAS:
+            with self.subTest(prompts_get=via):
+                answer = self.mcp[via].request("prompts/get", {
+                    "name": "continue", "arguments": {"CONTEXT": value}})
+                self.assertIn("result", answer, answer)
+                self.assertEqual(dumps(answer["result"]), dumps(
+                    {"description": reference["description"],
+                     "messages": reference["messages"]}))
+                p = self.cli(via, ["prompt", "continue", "--arg", "CONTEXT=" + value])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout.decode("utf-8"),
+                                 reference["messages"][0]["content"]["text"])
+
     def test_same_capability_list_everywhere(self):
         answers = {}
         for via in VIAS:
@@ -236,7 +272,9 @@ class OneAnswerTest(unittest.TestCase):
             answers["cli-" + via] = self.cli_json(via, ["capabilities", "list", "--format",
                                                         "json"])
         reference = answers["http-pyz"]
-        self.assertEqual(reference["count"], 16)
+        # §16: 17 capabilities fit the default page of 20; the CLI's list is everything
+        self.assertEqual((reference["count"], reference["total"]), (17, 17))
+        self.assertNotIn("next_cursor", reference)
         for name, value in answers.items():
             with self.subTest(interface=name):
                 self.assertEqual(dumps(value), dumps(reference))

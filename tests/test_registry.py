@@ -38,10 +38,11 @@ class RegistryInvariantTest(unittest.TestCase):
 
     def test_the_shipped_registry_builds(self):
         registry = mj.Registry(builtins() + [declarative()])
-        self.assertEqual(registry.summary["total"], 8)
-        self.assertEqual(registry.summary["mcp_tools"], 7)
-        self.assertEqual(registry.summary["http_routes"], 7)
-        self.assertEqual(registry.summary["cli_commands"], 3)
+        self.assertEqual(registry.summary["total"], 9)
+        self.assertEqual(registry.summary["builtin"], 8)
+        self.assertEqual(registry.summary["mcp_tools"], 8)
+        self.assertEqual(registry.summary["http_routes"], 8)
+        self.assertEqual(registry.summary["cli_commands"], 4)
         self.assertEqual(registry.summary["mcp_resources"], 2)
 
     def test_duplicate_id(self):
@@ -109,6 +110,19 @@ class RegistryInvariantTest(unittest.TestCase):
         self.assertTrue(any("a resource capability is exposed other than as an MCP resource"
                             in e for e in errors), errors)
 
+    def test_prompt_claimed_twice_and_prompt_on_a_query(self):
+        first, second = declarative(), declarative("majordomus://rule/b@1", "rule.b@1")
+        for d in (first, second):
+            d["exposure"]["mcp"]["prompt"] = {"name": "p"}
+        mj.Registry(builtins() + [first])   # a prompt exposure on a resource is fine
+        errors = self.refused(builtins() + [first, second])
+        self.assertTrue(any("MCP prompt 'p' is claimed" in e for e in errors), errors)
+        descriptors = builtins()
+        by_id(descriptors, "perf.counters")["exposure"]["mcp"]["prompt"] = {"name": "q"}
+        errors = self.refused(descriptors)
+        self.assertTrue(any("capability 'perf.counters'" in e and "prompt exposure" in e
+                            for e in errors), errors)
+
     def test_query_resource_with_required_input(self):
         descriptors = builtins()
         get = by_id(descriptors, "objects.get")
@@ -156,99 +170,110 @@ class InputValidationTest(unittest.TestCase):
         mj.check_input(mj.TYPES["Empty"], {})
 
 
-def scratch_service(testcase, files=None):
+def scratch_generation(testcase, files=None):
+    """Generation 1 of a scratch skeleton repository (§15.1), as a one-shot command has it."""
     repo = support.make_repo(testcase, files=files)
-    counters = mj.Counters()
-    layer = mj.open_layer(repo, "vcs", counters)
-    return mj.Service(layer, counters)
+    return mj.first_generation(repo, "vcs", mj.Counters())[0]
 
 
 class ExecutionTest(unittest.TestCase):
     def test_cache_hits_misses_and_errors_not_cached(self):
-        service = scratch_service(self)
-        first = service.execute("objects.search", {"query": "scope"})
-        again = service.execute("objects.search", {"query": "scope"})
+        gen = scratch_generation(self)
+        first = gen.execute("objects.search", {"query": "scope"})
+        again = gen.execute("objects.search", {"query": "scope"})
         self.assertEqual(first, again)
-        counters = service.counters.snapshot()
+        counters = gen.counters.snapshot()
         self.assertEqual((counters["cache_hits"], counters["cache_misses"]), (1, 1))
         for _ in range(2):
             with self.assertRaises(mj.Refused):
-                service.execute("objects.search", {"query": "  "})
-        counters = service.counters.snapshot()
+                gen.execute("objects.search", {"query": "  "})
+        counters = gen.counters.snapshot()
         self.assertEqual(counters["cache_misses"], 3)   # the refusal was never cached
         self.assertEqual(counters["handler_invocations"], 3)
 
+    def test_the_cache_belongs_to_its_generation(self):
+        """§7.5, §15.1: an entry cached by one generation is never served by another."""
+        gen = scratch_generation(self)
+        gen.execute("objects.search", {"query": "scope"})
+        later = mj.Generation(2, gen.decl, gen.index, (gen.head, gen.branch), gen.counters,
+                              gen.dirs)
+        later.execute("objects.search", {"query": "scope"})
+        counters = gen.counters.snapshot()
+        self.assertEqual((counters["cache_hits"], counters["cache_misses"]), (0, 2))
+        later.execute("objects.search", {"query": "scope"})
+        self.assertEqual(gen.counters.snapshot()["cache_hits"], 1)
+
     def test_eviction_oldest_first(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         for number in range(66):
-            service.execute("objects.search", {"query": "q%d" % number})
-        self.assertEqual(service.counters.snapshot()["cache_evictions"], 2)
-        service.execute("objects.search", {"query": "q65"})   # newest: still cached
-        self.assertEqual(service.counters.snapshot()["cache_hits"], 1)
-        service.execute("objects.search", {"query": "q0"})    # oldest: evicted
-        self.assertEqual(service.counters.snapshot()["cache_misses"], 67)
+            gen.execute("objects.search", {"query": "q%d" % number})
+        self.assertEqual(gen.counters.snapshot()["cache_evictions"], 2)
+        gen.execute("objects.search", {"query": "q65"})   # newest: still cached
+        self.assertEqual(gen.counters.snapshot()["cache_hits"], 1)
+        gen.execute("objects.search", {"query": "q0"})    # oldest: evicted
+        self.assertEqual(gen.counters.snapshot()["cache_misses"], 67)
 
     def test_disabled_cache_never_touches_counters(self):
-        service = scratch_service(self)
-        service.execute("objects.list", {})
-        counters = service.counters.snapshot()
+        gen = scratch_generation(self)
+        gen.execute("objects.list", {})
+        counters = gen.counters.snapshot()
         self.assertEqual((counters["cache_hits"], counters["cache_misses"]), (0, 0))
         self.assertEqual(counters["executions"], 1)
         self.assertEqual(counters["phases"]["handler_execution"]["count"], 1)
 
     def test_unknown_capability_and_resource_capability(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         with self.assertRaises(mj.NotFound) as caught:
-            service.execute("nope.x", {})
+            gen.execute("nope.x", {})
         self.assertEqual(str(caught.exception), "not found: unknown capability: nope.x")
         with self.assertRaises(mj.Refused):
-            service.execute("prompt.continue", {})
+            gen.execute("prompt.continue", {})
 
     def test_unknown_kind_is_invalid_input(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         with self.assertRaises(mj.InvalidInput) as caught:
-            service.execute("objects.list", {"kind": "x"})
+            gen.execute("objects.list", {"kind": "x"})
         self.assertEqual(str(caught.exception), "invalid input: kind 'x' is not among the kinds "
                          "this repository has: document, policy, profile, prompt, rule")
 
 
 class ResolutionTest(unittest.TestCase):
     def test_registry_without_object_is_internal(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         uri = "majordomus://prompt/continue"
-        del service.index.by_uri[uri]
+        del gen.index.by_uri[uri]
         with self.assertRaises(mj.Internal) as caught:
-            mj.resolve(service, uri)
+            mj.resolve(gen, uri)
         self.assertEqual(str(caught.exception), "internal: majordomus://prompt/continue: the "
                          "registry names prompt.continue and the index holds no such object")
 
     def test_query_failure_becomes_internal(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         original = mj.HANDLERS["repository.info"]
 
-        def broken(service, arguments):
+        def broken(gen, arguments):
             raise mj.NotFound("gone")
         mj.HANDLERS["repository.info"] = broken
         self.addCleanup(mj.HANDLERS.__setitem__, "repository.info", original)
         with self.assertRaises(mj.Internal) as caught:
-            mj.resolve(service, "majordomus://repository")
+            mj.resolve(gen, "majordomus://repository")
         self.assertEqual(str(caught.exception), "internal: majordomus://repository: "
                          "repository.info did not answer: not found: gone")
 
     def test_paths_are_never_uris(self):
-        service = scratch_service(self)
+        gen = scratch_generation(self)
         for uri in ("majordomus://document/../../etc/passwd", "majordomus://document//etc/passwd",
                     "majordomus://prompt/%63ontinue", "/etc/passwd", "majordomus://prompt/",
                     "MAJORDOMUS://prompt/continue", None, 7):
             with self.assertRaises(mj.NotFound):
-                mj.resolve(service, uri)
+                mj.resolve(gen, uri)
 
     def test_answer_view_content_is_the_answer(self):
-        service = scratch_service(self)
-        view = service.execute("objects.get", {"uri": "majordomus://repository"})
+        gen = scratch_generation(self)
+        view = gen.execute("objects.get", {"uri": "majordomus://repository"})
         self.assertEqual(json.loads(view["content"]), view["answer"])
-        self.assertEqual(view["content"], mj.resolve(service, "majordomus://repository").text)
-        self.assertEqual(view["answer"], service.execute("repository.info", {}))
+        self.assertEqual(view["content"], mj.resolve(gen, "majordomus://repository").text)
+        self.assertEqual(view["answer"], gen.execute("repository.info", {}))
 
 
 class ShippedDataTest(unittest.TestCase):

@@ -34,7 +34,9 @@ for m in msgs:
 init = by[1]["result"]
 assert init["protocolVersion"] == "2025-06-18", init
 assert init["serverInfo"]["name"] == "majordomus", init
-assert "prompts" not in init["capabilities"], init["capabilities"]
+assert init["capabilities"] == {"resources": {"subscribe": True, "listChanged": True},
+                                "tools": {"listChanged": False},
+                                "prompts": {"listChanged": True}}, init["capabilities"]
 assert "index state ok" in init["instructions"], init["instructions"]
 uris = [r["uri"] for r in by[2]["result"]["resources"]]
 for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",

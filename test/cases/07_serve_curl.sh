@@ -41,7 +41,8 @@ for path, item in doc["paths"].items():
 want = {"repository.info": ("GET", "/api/v1/repository"), "objects.list": ("GET", "/api/v1/objects"),
         "objects.get": ("GET", "/api/v1/object"), "objects.search": ("GET", "/api/v1/search"),
         "capabilities.list": ("GET", "/api/v1/capabilities"),
-        "capabilities.describe": ("GET", "/api/v1/capability"), "perf.counters": ("GET", "/api/v1/perf")}
+        "capabilities.describe": ("GET", "/api/v1/capability"), "perf.counters": ("GET", "/api/v1/perf"),
+        "prompts.get": ("GET", "/api/v1/prompt")}
 assert ops == want, ops
 assert ROOT not in stdout.decode("utf-8"), "the OpenAPI document carries the checkout path"
 '
@@ -52,13 +53,15 @@ json_ok "/api/v1/repository is the repository report, state ok" '
 assert list(doc)[:4] == ["repository", "state", "objects", "kinds"], list(doc)
 assert doc["state"] == "ok" and doc["objects"] == 9, doc
 assert doc["repository"]["root"] == ROOT, doc["repository"]
+assert list(doc)[-1] == "live" and doc["live"] == {"generation": 1, "stale": None}, doc.get("live")
 '
 
 http GET /api/v1/objects
 expect_status 200
 json_ok "/api/v1/objects lists the 9 objects in URI order" '
 uris = [o["uri"] for o in doc["objects"]]
-assert doc["count"] == 9 == len(uris), doc
+assert doc["count"] == 9 == doc["total"] == len(uris), doc
+assert "next_cursor" not in doc, doc
 assert uris == sorted(uris), uris
 assert "'"$RULE_URI"'" in uris, uris
 '

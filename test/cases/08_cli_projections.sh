@@ -4,31 +4,34 @@
 
 RULE_URI='majordomus://rule/majordomus.scope-integrity@1'
 VENDORED=.ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md
-SUMMARY='^capabilities: 16 \(7 builtin, 9 declarative\); mcp tools 7, mcp resources 10, http routes 7, cli commands 3$'
+SUMMARY='^capabilities: 17 \(8 builtin, 9 declarative\); mcp tools 8, mcp resources 10, http routes 8, cli commands 4$'
 
 # ---- capabilities list
 expect_exit 0 mj capabilities list --format json
 cp "$OUT_STDOUT" "$MJ_TMP/list.json"
 py_check "capabilities list --format json is the CapabilityList" '
 doc = json.loads(stdout.decode("utf-8"))
-assert list(doc) == ["count", "summary", "capabilities"], list(doc)
-assert doc["count"] == 16 == len(doc["capabilities"]), doc["count"]
+# §16: the CLI pages through: one CapabilityList of everything, no next_cursor
+assert list(doc) == ["count", "total", "summary", "capabilities"], list(doc)
+assert doc["count"] == 17 == doc["total"] == len(doc["capabilities"]), doc["count"]
 ids = [c["id"] for c in doc["capabilities"]]
 assert ids == sorted(ids), ids
 s = doc["summary"]
-assert (s["total"], s["builtin"], s["declarative"]) == (16, 7, 9), s
-assert (s["mcp_tools"], s["mcp_resources"], s["http_routes"], s["cli_commands"]) == (7, 10, 7, 3), s
+assert (s["total"], s["builtin"], s["declarative"]) == (17, 8, 9), s
+assert (s["mcp_tools"], s["mcp_resources"], s["http_routes"], s["cli_commands"]) == (8, 10, 8, 4), s
 assert "rule.majordomus.scope-integrity@1" in ids, ids
 '
 
 expect_exit 0 mj capabilities list
 expect_stdout_grep "$SUMMARY"
-[ "$(tail -n 1 "$OUT_STDOUT")" = 'capabilities: 16 (7 builtin, 9 declarative); mcp tools 7, mcp resources 10, http routes 7, cli commands 3' ] \
+[ "$(tail -n 1 "$OUT_STDOUT")" = 'capabilities: 17 (8 builtin, 9 declarative); mcp tools 8, mcp resources 10, http routes 8, cli commands 4' ] \
     || fail "the last line of 'capabilities list' is not the summary line"
 expect_stdout_grep '^objects\.get {38}query {5}[a-z_]+ +mcp=tool:majordomus_get http=GET /api/v1/object cli=get$'
 expect_stdout_grep '^repository\.info {34}query {5}[a-z_]+ +mcp=tool:majordomus_repository,resource:majordomus://repository http=GET /api/v1/repository cli=-$'
 expect_stdout_grep '^capabilities\.describe {28}query {5}[a-z_]+ +mcp=tool:majordomus_capability http=GET /api/v1/capability cli=capabilities describe$'
 expect_stdout_grep '^rule\.majordomus\.scope-integrity@1 {16}resource  implemented {12}mcp=resource:majordomus://rule/majordomus\.scope-integrity@1 http=- cli=-$'
+expect_stdout_grep '^prompts\.get {38}query {5}[a-z_]+ +mcp=tool:majordomus_prompt http=GET /api/v1/prompt cli=prompt$'
+expect_stdout_grep '^prompt\.continue {34}resource  implemented {12}mcp=resource:majordomus://prompt/continue,prompt:continue http=- cli=-$'
 # every line agrees with the JSON, column by column
 LIST_JSON="$MJ_TMP/list.json" py_check "each text line is {id:<48} {kind:<9} {stability:<22} mcp=… http=… cli=… of the JSON" '
 caps = json.load(open(os.environ["LIST_JSON"]))["capabilities"]
@@ -41,6 +44,8 @@ for line, c in zip(lines, caps):
         m.append("tool:" + ex["mcp"]["tool"])
     if "resource" in ex.get("mcp", {}):
         m.append("resource:" + ex["mcp"]["resource"]["uri"])
+    if "prompt" in ex.get("mcp", {}):
+        m.append("prompt:" + ex["mcp"]["prompt"]["name"])
     h = ex["http"]["method"] + " " + ex["http"]["path"] if "http" in ex else "-"
     cl = " ".join(ex["cli"]["path"]) if "cli" in ex else "-"
     want = "%-48s %-9s %-22s mcp=%s http=%s cli=%s" % (c["id"], c["kind"], c["stability"], ",".join(m) or "-", h, cl)
@@ -55,15 +60,15 @@ assert all(l[49:58].rstrip() == "resource" for l in lines[:-1]), lines
 '
 expect_stdout_grep "$SUMMARY"
 expect_exit 0 mj capabilities list --kind resource --format json
-py_check "--kind resource --format json: count 9, summary total 16" '
+py_check "--kind resource --format json: count 9, summary total 17" '
 doc = json.loads(stdout.decode("utf-8"))
-assert doc["count"] == 9 and all(c["kind"] == "resource" for c in doc["capabilities"]), doc["count"]
-assert doc["summary"]["total"] == 16, doc["summary"]
+assert doc["count"] == 9 == doc["total"] and all(c["kind"] == "resource" for c in doc["capabilities"]), doc["count"]
+assert doc["summary"]["total"] == 17, doc["summary"]
 '
 expect_exit 0 mj capabilities list --exposure cli --format json
-py_check "--exposure cli: the three CLI commands" '
+py_check "--exposure cli: the four CLI commands" '
 doc = json.loads(stdout.decode("utf-8"))
-assert [c["id"] for c in doc["capabilities"]] == ["capabilities.describe", "capabilities.list", "objects.get"], doc
+assert [c["id"] for c in doc["capabilities"]] == ["capabilities.describe", "capabilities.list", "objects.get", "prompts.get"], doc
 '
 
 expect_exit 2 mj capabilities list --kind x
@@ -150,4 +155,22 @@ expect_exit 12 mj get 'majordomus://document/../../etc/passwd'
 expect_stdout_empty
 expect_exit 12 mj get 'majordomus://document//etc/passwd'
 expect_stdout_empty
-note "capabilities list/describe and get projected as §11 says"
+# ---- prompt (§17)
+expect_exit 0 mj prompt continue --arg 'CONTEXT=picked up again'
+py_check "prompt continue prints the body with the placeholder filled in" '
+body = read_bytes(".ai/repo/prompts/continue.md").decode("utf-8").split("---\n", 2)[2]
+assert out == body.replace("{{CONTEXT}}", "picked up again"), out
+'
+expect_exit 0 mj prompt continue --arg 'CONTEXT=x' --format json
+py_check "prompt --format json is the PromptResult" '
+d = json.loads(stdout.decode("utf-8"))
+assert list(d) == ["name", "description", "messages", "uri", "provenance"], list(d)
+assert d["uri"] == "majordomus://prompt/continue" and d["messages"][0]["role"] == "user", d
+'
+expect_exit 2 mj prompt continue
+expect_stdout_empty
+expect_stderr_grep "prompt 'continue' needs argument 'CONTEXT'"
+expect_exit 12 mj prompt nope
+expect_stdout_empty
+expect_stderr_grep '^majordomus: unknown prompt: nope$'
+note "capabilities list/describe, get and prompt projected as §11 and §17 say"

@@ -73,25 +73,32 @@ expect_exit 0 bash -c 'printf "%s\n" "$@" | "$PYTHON" "$MAJORDOMUS" mcp' mcp \
     '{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"majordomus_perf","arguments":{}}}' \
     '{"jsonrpc":"2.0","id":16,"method":"prompts/list"}' \
     'not json' \
-    '{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":" "}}}'
-py_check "the MCP session answered all 17 requests and the bad line" '
+    '{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"majordomus_search","arguments":{"query":" "}}}' \
+    '{"jsonrpc":"2.0","id":18,"method":"prompts/get","params":{"name":"continue","arguments":{"CONTEXT":"x"}}}' \
+    '{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"majordomus_prompt","arguments":{"name":"continue","arguments":{"CONTEXT":"x"}}}}' \
+    '{"jsonrpc":"2.0","id":20,"method":"resources/subscribe","params":{"uri":"'"$RULE_URI"'"}}' \
+    '{"jsonrpc":"2.0","id":21,"method":"resources/unsubscribe","params":{"uri":"'"$RULE_URI"'"}}' \
+    '{"jsonrpc":"2.0","id":22,"method":"logging/setLevel","params":{"level":"debug"}}'
+py_check "the MCP session answered all 22 requests and the bad line" '
 msgs = [json.loads(l) for l in stdout.decode("utf-8").splitlines()]
-assert len(msgs) == 18, len(msgs)
+assert len(msgs) == 23, len(msgs)
 by = dict((m["id"], m) for m in msgs if m.get("id") is not None)
-assert sorted(by) == list(range(1, 18)), sorted(by)
-for i in (1, 2, 3, 4, 5, 6, 8):
+assert sorted(by) == list(range(1, 23)), sorted(by)
+for i in (1, 2, 3, 4, 5, 6, 8, 16, 18, 20, 21):
     assert "result" in by[i], by[i]
-for i in (9, 10, 11, 12, 13, 14, 15):
+for i in (9, 10, 11, 12, 13, 14, 15, 19):
     assert by[i]["result"]["isError"] is False, by[i]
 assert by[7]["error"]["code"] == -32002, by[7]
-assert by[16]["error"]["code"] == -32601, by[16]
+assert [p["name"] for p in by[16]["result"]["prompts"]] == ["continue"], by[16]
 assert by[17]["result"]["isError"] is True, by[17]
+assert by[22]["error"]["code"] == -32601, by[22]
 '
 
 if command -v curl >/dev/null 2>&1; then
     start_serve
     for p in / /openapi.json /api/v1/repository /api/v1/objects "/api/v1/object?uri=majordomus%3A%2F%2Frepository" \
-        "/api/v1/search?query=scope" /api/v1/capabilities "/api/v1/capability?id=objects.get" /api/v1/perf; do
+        "/api/v1/search?query=scope" /api/v1/capabilities "/api/v1/capability?id=objects.get" /api/v1/perf \
+        "/api/v1/prompt?name=continue&arguments.CONTEXT=x"; do
         http GET "$p"
         expect_status 200
     done
@@ -108,6 +115,8 @@ expect_exit 0 mj get "$RULE_URI"
 expect_exit 0 mj get "$RULE_URI" --format text
 expect_exit 0 mj get majordomus://repository
 expect_exit 12 mj get majordomus://rule/nope@1
+expect_exit 0 mj prompt continue --arg CONTEXT=x
+expect_exit 0 mj prompt continue --arg CONTEXT=x --format json
 
 # ---- compare
 snapshot >"$MJ_TMP/after" || exit 1
