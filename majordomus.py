@@ -3882,10 +3882,7 @@ class McpOverHttp:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         method = message.get("method")
-        version = headers.get("mcp-protocol-version")
-        if isinstance(method, str) and (is_modern(method, params) or (
-                "mcp-session-id" not in headers and version is not None
-                and version not in PROTOCOL_VERSIONS)):
+        if isinstance(method, str) and is_modern(method, params):
             return self.modern(headers, message, method, params)
         return self.legacy(headers, message, method)
 
