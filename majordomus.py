@@ -3054,6 +3054,9 @@ def m_listen(call, params):
     listener = Listener(send, "resourcesListChanged" in honoured,
                         "promptsListChanged" in honoured,
                         honoured.get("resourceSubscriptions", ()))
+    replaced = session.listens.pop(_id_key(call.id), None)
+    if replaced is not None:       # ids are unique per JSON-RPC; a reused one starts over
+        session.live.unlisten(replaced)
     session.listens[_id_key(call.id)] = listener
     session.live.listen(listener)
     return _NO_ANSWER
