@@ -4,10 +4,13 @@
   1. python3 build_zipapp.py (twice, and the two archives must be byte-identical);
   2. a virtual environment .venv/ (gitignored) with the official MCP SDK and an OpenAPI
      validator, for the tests that need a real client;
-  3. the unittest suite (tests/test_*.py) under every CPython 3.9-3.13 found on the machine
-     (pyenv versions, or python3.X on PATH), two interpreters at a time;
+  3. the unittest suite (tests/test_*.py) under every CPython 3.9-3.15 found on the machine
+     (pyenv versions, or python3.X on PATH) and under 3.14 and 3.15 with the newest git in a
+     Debian unstable root (tests/toolchain.py: made once with debootstrap, kept outside the
+     checkout; where it cannot be made the command says why and goes on), two at a time;
   4. the SDK client test, the OpenAPI validation and pyflakes under the virtual environment;
-  5. the bash cases test/cases/*.sh against the built majordomus.pyz.
+  5. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
+     shell tool ../shared/oracle/shell/bin/majordomus when it is there).
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
 import glob
@@ -24,11 +27,13 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import support  # noqa: E402
+import toolchain  # noqa: E402
 
 VENV = os.path.join(ROOT, ".venv")
 VENV_PACKAGES = ["mcp", "openapi-spec-validator", "pyflakes"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
-MINORS = range(9, 14)
+MINORS = range(9, 16)
+SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
 
 
 def say(text):
@@ -68,8 +73,31 @@ def build(tally):
     return True
 
 
-def interpreters():
-    """(found: [(version, path)], missing: [minor]) for CPython 3.9-3.13."""
+class Interpreter:
+    """One CPython to run the unit suite under: argv (a prefix to which the script and its
+    arguments are appended), and how its environment is made from the host's."""
+
+    def __init__(self, version, argv, where, environ=None):
+        self.version, self.argv, self.where = version, list(argv), where
+        self.in_root = environ is not None
+        self.environ = environ or (lambda env: env)
+
+    @property
+    def label(self):
+        return "python %s (%s)" % (self.version, self.where) if self.where else \
+            "python %s" % self.version
+
+
+def git_version():
+    try:
+        out = subprocess.run(["git", "--version"], stdout=subprocess.PIPE).stdout.decode()
+    except OSError:
+        return "none"
+    return out.strip().split()[-1] if out.strip() else "none"
+
+
+def host_interpreters():
+    """([Interpreter], missing minors) for the CPython 3.9-3.15 of pyenv or PATH."""
     roots = []
     try:
         roots.append(subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE,
@@ -88,15 +116,38 @@ def interpreters():
         if path:
             version = subprocess.run([path, "-c", "import sys; print(sys.version.split()[0])"],
                                      stdout=subprocess.PIPE).stdout.decode().strip()
-            found.append((version, path))
+            found.append(Interpreter(version, [path], ""))
         else:
             missing.append("3.%d" % minor)
+    return found, missing
+
+
+def interpreters():
+    """([Interpreter], [missing minors]): the host's CPython 3.9-3.15, and 3.14 and 3.15 from
+    the Debian unstable root (made on first use, then reused; a host 3.14 or 3.15 runs too)."""
+    found, missing = host_interpreters()
+    host_git = git_version()
+    for interp in found:
+        interp.where = "git %s" % host_git
+    started = time.time()
+    marker, why = toolchain.sid_root(say)
+    if marker:
+        say("sid root: %s %s (%.1fs; python %s, git %s)" % (
+            "made" if marker["fresh"] else "reused", toolchain.SID, time.time() - started,
+            ", ".join(marker["interpreters"].values()), marker["git"]))
+        for version, argv in toolchain.sid_interpreters(marker):
+            found.append(Interpreter(version, argv, "debian sid, git %s" % marker["git"],
+                                     toolchain.root_environ))
+    else:
+        say("sid root: cannot be made here (%s); going on without it" % why)
+    have = {interp.version.rsplit(".", 1)[0] for interp in found}
+    missing = [minor for minor in missing if minor not in have]
     if not found:
-        found.append((sys.version.split()[0], sys.executable))
+        found.append(Interpreter(sys.version.split()[0], [sys.executable], ""))
     # This interpreter's suite first: it is usually the slowest to spawn (site packages),
     # and two run at a time.
     mine = sys.version.split()[0]
-    found.sort(key=lambda pair: pair[0] != mine)
+    found.sort(key=lambda interp: interp.version != mine or interp.in_root)
     return found, missing
 
 
@@ -104,11 +155,15 @@ UNIT_TIMEOUT = 900
 
 
 def run_unit(python, modules=(), env=None):
-    """Run tests/_unit.py under `python`; (summary dict, full output). A run that hangs
-    is killed with its whole process group after UNIT_TIMEOUT seconds and counts as failed."""
-    proc = subprocess.Popen([python, os.path.join(ROOT, "tests", "_unit.py")] + list(modules),
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, **(env or {})), start_new_session=True)
+    """Run tests/_unit.py under `python` (a path or an Interpreter); (summary dict, full
+    output). A run that hangs is killed with its whole process group after UNIT_TIMEOUT
+    seconds and counts as failed."""
+    if not isinstance(python, Interpreter):
+        python = Interpreter("", [python], "")
+    proc = subprocess.Popen(python.argv + [os.path.join(ROOT, "tests", "_unit.py")]
+                            + list(modules), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True,
+                            env=python.environ(dict(os.environ, **(env or {}))))
     try:
         data, _ = proc.communicate(timeout=UNIT_TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -119,7 +174,7 @@ def run_unit(python, modules=(), env=None):
     for line in reversed(output.splitlines()):
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):]), output
-    return {"python": python, "passed": 0, "failed": 1, "skipped": 0,
+    return {"python": " ".join(python.argv), "passed": 0, "failed": 1, "skipped": 0,
             "failures": ["the test process died (exit %s)" % proc.returncode]}, output
 
 
@@ -170,6 +225,8 @@ def lint(tally, python):
 def run_cases(tally, python):
     """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
+    say("cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
+                          else "(unset: %s is not there)" % SHELL_TOOL))
     passed = failed = 0
     started = time.time()
     for case in cases:
@@ -181,6 +238,8 @@ def run_cases(tally, python):
             support.commit_all(repo, "skeleton")
             env = support.base_env({"MAJORDOMUS": os.path.join(ROOT, "majordomus.pyz"),
                                     "PYTHON": python, "SKELETON": support.SKELETON})
+            if os.path.isfile(SHELL_TOOL):
+                env["MJ"] = SHELL_TOOL
             try:
                 proc = subprocess.run(["bash", case], cwd=repo, env=env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -211,18 +270,18 @@ def main():
         say("%d passed, %d failed" % (tally.passed, tally.failed))
         return 1
     if fast:
-        found, missing = [(sys.version.split()[0], sys.executable)], []
+        found, missing = [Interpreter(sys.version.split()[0], [sys.executable], "")], []
     else:
         found, missing = interpreters()
-    say("interpreters: %s%s" % (", ".join(v for v, _ in found),
+    say("interpreters: %s%s" % (", ".join(i.label for i in found),
                                 "; not on this machine: " + ", ".join(missing) if missing else ""))
     with ThreadPoolExecutor(max_workers=2) as pool:
         started = time.time()
-        futures = [(version, pool.submit(run_unit, path)) for version, path in found]
+        futures = [(interp, pool.submit(run_unit, interp)) for interp in found]
         venv = venv_python(tally)
-        for version, future in futures:
+        for interp, future in futures:
             summary, output = future.result()
-            report_unit(tally, "unittest python %s" % version, summary, output, started)
+            report_unit(tally, "unittest " + interp.label, summary, output, started)
     if venv:
         started = time.time()
         summary, output = run_unit(venv, ["sdk_client_test", "test_http.HttpRoutesTest.test_openapi"],

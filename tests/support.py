@@ -40,12 +40,26 @@ def base_env(extra=None):
     return env
 
 
+# Scratch repositories never run git's automatic maintenance or gc: git 2.5x starts it in
+# the background after a commit, and the .git/objects/maintenance.lock it leaves for a while
+# would show up in the read-only proof's snapshot as a file the session made.
+NO_MAINTENANCE = (("maintenance.auto", "false"), ("gc.auto", "0"))
+
+
 def git(repo, *args, check=True, env=None):
-    """Run git in repo; return stdout as text."""
-    p = subprocess.run(["git", "-C", repo] + list(args), env=base_env(env),
+    """Run git in repo; return stdout as text. A repository made with `init` here is
+    configured without auto maintenance, so that later commits (the bash cases' too) leave
+    nothing behind in .git."""
+    options = []
+    for key, value in NO_MAINTENANCE:
+        options += ["-c", "%s=%s" % (key, value)]
+    p = subprocess.run(["git"] + options + ["-C", repo] + list(args), env=base_env(env),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if check and p.returncode != 0:
         raise AssertionError("git %s failed: %s" % (" ".join(args), p.stderr.decode()))
+    if args[:1] == ("init",) and p.returncode == 0:
+        for key, value in NO_MAINTENANCE:
+            git(repo, "config", key, value)
     return p.stdout.decode("utf-8", "replace")
 
 
