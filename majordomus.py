@@ -1604,6 +1604,8 @@ def _object_schema(properties, required=(), closed=False):
 
 
 _STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+# One `type` a node: clients that map tool schemas onto a single-type dialect reject lists.
+_STR_OR_NULL = {"anyOf": [_STR, {"type": "null"}]}
 _ANY_OBJECT = {"type": "object"}
 _COUNTS = {"type": "object", "additionalProperties": _INT}
 _PROVENANCE = _object_schema({"source": _STR, "module": _STR, "path": _STR, "directory": _STR,
@@ -1633,8 +1635,8 @@ _DESCRIPTOR = _object_schema(
      "exposure", "stability", "cache"))
 _GIT = {"type": "object", "properties": {
     "state": {"type": "string", "enum": ["available", "unavailable"]}, "reason": _STR,
-    "toplevel": _STR, "head": {"type": ["string", "null"]},
-    "branch": {"type": ["string", "null"]},
+    "toplevel": _STR, "head": _STR_OR_NULL,
+    "branch": _STR_OR_NULL,
     "working_tree": {"type": "string", "enum": ["clean", "dirty", "unknown"]}},
     "required": ["state"]}
 _REPORT = _object_schema({
@@ -1643,13 +1645,13 @@ _REPORT = _object_schema({
         "sections": {"type": "object", "additionalProperties": _STR}, "git": _GIT,
         "discovery": {"type": "string", "enum": ["vcs", "filesystem"]},
         "source_classes": {"type": "array", "items": {"type": "array", "items": _STR}},
-        "kinds_file": {"type": ["string", "null"]}},
+        "kinds_file": _STR_OR_NULL},
         ("root", "layer_schema", "sections", "git", "discovery", "source_classes",
          "kinds_file")),
     "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
     "kinds": _COUNTS, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
     "capabilities": _REGISTRY_SUMMARY,
-    "live": _object_schema({"generation": _INT, "stale": {"type": ["string", "null"]}},
+    "live": _object_schema({"generation": _INT, "stale": _STR_OR_NULL},
                            ("generation", "stale"))},
     ("repository", "state", "objects", "kinds", "diagnostics", "capabilities", "live"))
 _WINDOW = _object_schema({"offset": _INT, "limit": _INT, "lines": _INT, "total_lines": _INT,

@@ -85,7 +85,7 @@ VALIDATION_KEYWORDS = {
     "propertyNames", "contains", "dependentRequired", "dependentSchemas", "if", "then",
     "else", "unevaluatedProperties", "unevaluatedItems", "format"}
 SUPPORTED_KEYWORDS = {"type", "enum", "const", "properties", "items", "required",
-                      "additionalProperties", "minimum", "maximum"}
+                      "additionalProperties", "minimum", "maximum", "anyOf"}
 
 
 def schema_nodes(schema, path="#"):
@@ -146,6 +146,8 @@ def validate(value, schema, path="$"):
     unknown = set(schema) - SUPPORTED_KEYWORDS - ANNOTATION_KEYWORDS
     if unknown:
         return ["%s: the test validator does not implement %s" % (path, sorted(unknown))]
+    if "anyOf" in schema and all(validate(value, sub, path) for sub in schema["anyOf"]):
+        return ["%s: %r matches none of anyOf %r" % (path, value, schema["anyOf"])]
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(type_matches(value, t) for t in types):
