@@ -3631,12 +3631,17 @@ def make_http_handler(live, mcp):
                 keep_alive = (headers.get("connection", "").lower() != "close"
                               if version == "HTTP/1.1"
                               else headers.get("connection", "").lower() == "keep-alive")
+                # Refused before its body is read, a request with a body ends the connection:
+                # the unread bytes must never be taken for the next request.
+                unread = headers.get("content-length", "0") not in ("", "0")
                 host = headers.get("host")
                 if host is not None and not _host_allowed(host):
-                    raise HttpError(403, "forbidden", "host '%s' is not served" % host)
+                    raise HttpError(403, "forbidden", "host '%s' is not served" % host,
+                                    close=unread)
                 origin = headers.get("origin")
                 if origin is not None and origin != "http://" + (host or ""):
-                    raise HttpError(403, "forbidden", "origin '%s' is not served" % origin)
+                    raise HttpError(403, "forbidden", "origin '%s' is not served" % origin,
+                                    close=unread)
                 if "transfer-encoding" in headers:
                     raise HttpError(400, "bad_request", "a request body needs a Content-Length",
                                     close=True)
