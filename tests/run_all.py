@@ -2,14 +2,18 @@
 """The one test command: build the zipapp, then run every test and print `N passed, N failed`.
 
   1. python3 build_zipapp.py (twice, and the two archives must be byte-identical);
-  2. a virtual environment .venv/ (gitignored) with the official MCP SDK and an OpenAPI
-     validator, for the tests that need a real client;
-  3. the unittest suite (tests/test_*.py) under every CPython 3.9-3.15 found on the machine
+  2. the unittest suite (tests/test_*.py) under every CPython 3.9-3.15 found on the machine
      (pyenv versions, or python3.X on PATH) and under 3.14 and 3.15 with the newest git in a
      Debian unstable root (tests/toolchain.py: made once with debootstrap, kept outside the
-     checkout; where it cannot be made the command says why and goes on), two at a time;
-  4. the SDK client test, the OpenAPI validation and pyflakes under the virtual environment;
-  5. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
+     checkout; where it cannot be made the command says why and goes on); each
+     interpreter's modules in SHARDS processes, JOBS processes at a time;
+  beside it, one after another:
+  3. a virtual environment .venv/ (gitignored) with the official MCP Python SDK, jsonschema,
+     an OpenAPI validator and pyflakes, and the tests that need them (VENV_MODULES);
+  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp
+     and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
+  5. pyflakes over the product and the tests;
+  6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
      shell tool ../shared/oracle/shell/bin/majordomus when it is there).
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
@@ -17,6 +21,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +35,8 @@ import support  # noqa: E402
 import toolchain  # noqa: E402
 
 VENV = os.path.join(ROOT, ".venv")
-VENV_PACKAGES = ["mcp", "openapi-spec-validator", "pyflakes"]
+# mcp 2.x has the 2026-07-28 Client; the stamp holds this list, so a change rebuilds .venv.
+VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
 SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
@@ -43,15 +49,18 @@ def say(text):
 
 class Tally:
     def __init__(self):
+        import threading
+        self.lock = threading.Lock()     # the unit suites and the extras add from two threads
         self.passed = self.failed = self.skipped = 0
         self.notes = []
 
     def add(self, passed, failed, skipped=0, note=None):
-        self.passed += passed
-        self.failed += failed
-        self.skipped += skipped
-        if note:
-            self.notes.append(note)
+        with self.lock:
+            self.passed += passed
+            self.failed += failed
+            self.skipped += skipped
+            if note:
+                self.notes.append(note)
 
 
 def build(tally):
@@ -178,11 +187,14 @@ def run_unit(python, modules=(), env=None):
             "failures": ["the test process died (exit %s)" % proc.returncode]}, output
 
 
+def unit_line(label, summary, output, started):
+    line = "%s: %d passed, %d failed, %d skipped (%.1fs)" % (
+        label, summary["passed"], summary["failed"], summary["skipped"], time.time() - started)
+    return line + ("\n" + output[-20000:] if summary["failed"] else "")
+
+
 def report_unit(tally, label, summary, output, started):
-    say("%s: %d passed, %d failed, %d skipped (%.1fs)" % (
-        label, summary["passed"], summary["failed"], summary["skipped"], time.time() - started))
-    if summary["failed"]:
-        say(output[-20000:])
+    say(unit_line(label, summary, output, started))
     tally.add(summary["passed"], summary["failed"], summary["skipped"])
 
 
@@ -217,16 +229,17 @@ def lint(tally, python):
     proc = subprocess.run([python, "-m", "pyflakes"] + LINTED, cwd=ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     clean = proc.returncode == 0
-    say("lint (pyflakes): %s" % ("clean" if clean else "FAILED\n"
-                                 + proc.stdout.decode("utf-8", "replace")))
     tally.add(int(clean), int(not clean))
+    return "lint (pyflakes): %s" % ("clean" if clean else "FAILED\n"
+                                    + proc.stdout.decode("utf-8", "replace"))
 
 
 def run_cases(tally, python):
-    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton."""
+    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton;
+    the lines to print."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
-    say("cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
-                          else "(unset: %s is not there)" % SHELL_TOOL))
+    lines = ["cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
+                               else "(unset: %s is not there)" % SHELL_TOOL)]
     passed = failed = 0
     started = time.time()
     for case in cases:
@@ -254,12 +267,87 @@ def run_cases(tally, python):
         if code == 0:
             passed += 1
             last = output.strip().splitlines()[-1:] or [""]
-            say("  case %s: ok %s" % (name, last[0][:100]))
+            lines.append("  case %s: ok %s" % (name, last[0][:100]))
         else:
             failed += 1
-            say("  case %s: FAILED (exit %d)\n%s" % (name, code, output[-6000:]))
-    say("cases: %d passed, %d failed (%.1fs)" % (passed, failed, time.time() - started))
+            lines.append("  case %s: FAILED (exit %d)\n%s" % (name, code, output[-6000:]))
+    lines.append("cases: %d passed, %d failed (%.1fs)" % (passed, failed, time.time() - started))
     tally.add(passed, failed)
+    return lines
+
+
+# Seconds each module takes under one interpreter on an idle machine, roughly: the modules
+# are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
+# long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
+MODULE_SECONDS = {"test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
+                  "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
+                  "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
+                  "test_kinds": 3}
+SHARDS = 3
+JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
+VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
+                "test_http.HttpRoutesTest.test_openapi"]
+
+
+def shards():
+    """The unit modules, dealt into SHARDS lists of about equal time, heaviest first."""
+    modules = sorted(os.path.basename(p)[:-3]
+                     for p in glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
+    groups = [[0, []] for _ in range(SHARDS)]
+    for module in sorted(modules, key=lambda m: -MODULE_SECONDS.get(m, 5)):
+        group = min(groups, key=lambda g: g[0])
+        group[0] += MODULE_SECONDS.get(module, 5)
+        group[1].append(module)
+    return [names for _, names in sorted(groups, key=lambda g: -g[0]) if names]
+
+
+def run_suite(pool, found):
+    """Every interpreter's suite, each in SHARDS processes: {label: [future, …]}."""
+    jobs = {interp.label: [] for interp in found}
+    for modules in shards():
+        for interp in found:
+            jobs[interp.label].append(pool.submit(run_unit, interp, modules))
+    return jobs
+
+
+def merged(futures):
+    """One summary (and the output of every failing shard) for one interpreter's shards."""
+    total = {"passed": 0, "failed": 0, "skipped": 0}
+    outputs = []
+    for future in futures:
+        summary, output = future.result()
+        for key in total:
+            total[key] += summary.get(key, 0)
+        if summary.get("failed"):
+            outputs.append(output)
+    return total, "\n".join(outputs)
+
+
+def extras(tally, venv_ready):
+    """What runs beside the unit suites, one after another; its lines are printed at the
+    end: the venv tests (the SDK, the allow-list proof, OpenAPI), the judges, lint, cases."""
+    lines = []
+    venv = venv_ready()
+    if venv:
+        started = time.time()
+        summary, output = run_unit(venv, VENV_MODULES, {"MAJORDOMUS_REQUIRE_VALIDATOR": "1"})
+        lines.append(unit_line("venv (mcp SDK, jsonschema, openapi-spec-validator)", summary,
+                               output, started))
+        tally.add(summary["passed"], summary["failed"], summary["skipped"])
+    started = time.time()
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "judges.py")], cwd=ROOT,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+    output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    counts = re.match(r"judges: (\d+) checks ok, (\d+) failing\Z", output[-1] if output else "")
+    lines += output[:-1]
+    passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
+    lines.append("judges (conformance suite, MCP Inspector): %d checks ok, %d failing (%.1fs)"
+                 % (passed, failed, time.time() - started))
+    tally.add(passed, failed)
+    if venv:
+        lines.append(lint(tally, venv))
+    lines += run_cases(tally, sys.executable)
+    return lines
 
 
 def main():
@@ -275,21 +363,17 @@ def main():
         found, missing = interpreters()
     say("interpreters: %s%s" % (", ".join(i.label for i in found),
                                 "; not on this machine: " + ", ".join(missing) if missing else ""))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        started = time.time()
-        futures = [(interp, pool.submit(run_unit, interp)) for interp in found]
-        venv = venv_python(tally)
-        for interp, future in futures:
-            summary, output = future.result()
+    say("unit suite: %d processes at a time, each interpreter's modules in %d shards"
+        % (JOBS, len(shards())))
+    started = time.time()
+    with ThreadPoolExecutor(max_workers=JOBS) as pool, ThreadPoolExecutor(max_workers=1) as side:
+        jobs = run_suite(pool, found)
+        beside = side.submit(extras, tally, lambda: venv_python(tally))
+        for interp in found:
+            summary, output = merged(jobs[interp.label])
             report_unit(tally, "unittest " + interp.label, summary, output, started)
-    if venv:
-        started = time.time()
-        summary, output = run_unit(venv, ["sdk_client_test", "test_http.HttpRoutesTest.test_openapi"],
-                                   {"MAJORDOMUS_REQUIRE_VALIDATOR": "1"})
-        report_unit(tally, "venv (mcp SDK, openapi-spec-validator)", summary, output, started)
-    if venv:
-        lint(tally, venv)
-    run_cases(tally, sys.executable)
+        for line in beside.result():
+            say(line)
     for note in tally.notes:
         say("note: " + note)
     say("total time %.1fs" % (time.time() - began))
