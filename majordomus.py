@@ -3,14 +3,17 @@
 
 It finds the root, reads the manifest and the declared knowledge sources, discovers files
 through the git index, reads each by its kind, and serves the resulting index over MCP
-stdio (`majordomus mcp`), HTTP on loopback (`majordomus serve`) and the command line.
-The contract is SPEC.md; section numbers (§) below refer to it.
+(stdio `majordomus mcp`, and HTTP at `/mcp`), REST on loopback (`majordomus serve`) and
+the command line; a long-lived process follows the layer as it changes. The contract is
+SPEC.md; section numbers (§) below refer to it.
 
 Sections, in data-flow order:
-  1. errors and logging          5. discovery                 9. MCP stdio projection
-  2. the YAML subset             6. the index                10. HTTP projection
-  3. embedded data: kinds, allow 7. registry and execution   11. CLI projections
-  4. root, manifest, sources     8. resolution               12. entry point
+  1. errors and logging           6. the index                 11. HTTP: REST and /mcp
+  2. the YAML subset              7. registry, execution,      12. CLI projections
+  3. embedded data: the kinds        a generation              13. entry point
+  4. root, manifest, sources      8. resolution
+  5. discovery, git               9. the live layer
+                                 10. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start.
 """
