@@ -20,6 +20,18 @@ SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
 READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
+# The objects the skeleton fixture serves, in URI order.
+SKELETON_URIS = [
+    "majordomus://document/.ai/repo/rules/README.md",
+    "majordomus://document/.ai/repo/workflows/README.md",
+    "majordomus://document/.ai/repo/workflows/plan.md",
+    "majordomus://document/.ai/repo/workflows/task-lifecycle.md",
+    "majordomus://document/README.md",
+    "majordomus://policy/.ai/repo/policy.yaml",
+    "majordomus://profile/implementation",
+    "majordomus://prompt/continue",
+    "majordomus://rule/majordomus.scope-integrity@1",
+]
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
@@ -354,3 +366,13 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def staged_rule(name):
+    """(path, text, URI) of a small rule `project.<name>@1`, for a test to write and stage
+    while a server runs."""
+    path = ".ai/repo/rules/project/%s.v1.md" % name
+    text = ("---\nid: project.%s\nversion: 1\ntitle: %s\ndescription: A rule staged while "
+            "the server runs.\n---\n\n# %s\n\nBody.\n" % (name, name.title(), name.title()))
+    return path, text, "majordomus://rule/project.%s@1" % name
+

@@ -24,17 +24,7 @@ GIT_SUFFIX = ("; discovery through the version-control index needs git "
 LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}) "
                     r"(ERROR|WARN|INFO|DEBUG|TRACE) \S")
 
-SKELETON_URIS = [
-    "majordomus://document/.ai/repo/rules/README.md",
-    "majordomus://document/.ai/repo/workflows/README.md",
-    "majordomus://document/.ai/repo/workflows/plan.md",
-    "majordomus://document/.ai/repo/workflows/task-lifecycle.md",
-    "majordomus://document/README.md",
-    "majordomus://policy/.ai/repo/policy.yaml",
-    "majordomus://profile/implementation",
-    "majordomus://prompt/continue",
-    RULE_URI,
-]
+SKELETON_URIS = support.SKELETON_URIS
 TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
          "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
          "majordomus_repository"]

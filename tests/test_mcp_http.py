@@ -82,11 +82,6 @@ def rpc(method, params=None, id=1):
     return msg
 
 
-def staged_rule(name):
-    path = ".ai/repo/rules/project/%s.v1.md" % name
-    text = ("---\nid: project.%s\nversion: 1\ntitle: %s\ndescription: A rule staged while "
-            "the server runs.\n---\n\n# %s\n" % (name, name.title(), name.title()))
-    return path, text, "majordomus://rule/project.%s@1" % name
 
 
 class EventReader:
@@ -551,7 +546,7 @@ class LegacyStreamTests(McpHttpCase):
         self.assertNotEqual(headers.get("transfer-encoding"), "chunked")
         status, _, quiet_reader = self.open_get(quiet)
         self.assertEqual(status, 200)
-        path, text, uri = staged_rule("streamed")
+        path, text, uri = support.staged_rule("streamed")
         support.write(self.repo, path, text)
         support.git(self.repo, "add", path)
         event = reader.next_event()
@@ -823,7 +818,7 @@ class ListenStreamTests(McpHttpCase):
         status, _, other = self.open_listen_when_free(8, {"toolsListChanged": True})
         self.assertEqual(other.next_event()["params"], {"_meta": {K_SUB: 8},
                                                         "notifications": {}})
-        path, text, uri = staged_rule("heard")
+        path, text, uri = support.staged_rule("heard")
         support.write(self.repo, path, text)
         support.git(self.repo, "add", path)
         event = reader.next_event()

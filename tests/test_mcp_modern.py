@@ -79,11 +79,6 @@ def strip_modern(result):
     return out
 
 
-def staged_rule(name):
-    path = ".ai/repo/rules/project/%s.v1.md" % name
-    text = ("---\nid: project.%s\nversion: 1\ntitle: %s\ndescription: A rule staged while "
-            "the server runs.\n---\n\n# %s\n\nBody.\n" % (name, name.title(), name.title()))
-    return path, text, "majordomus://rule/project.%s@1" % name
 
 
 class ModernCase(unittest.TestCase):
@@ -563,7 +558,7 @@ class ListenLiveTests(ModernCase):
         cls.repo = support.class_repo(cls)
 
     def stage(self, name):
-        path, text, uri = staged_rule(name)
+        path, text, uri = support.staged_rule(name)
         support.write(self.repo, path, text)
         support.git(self.repo, "add", path)
         return uri
@@ -638,7 +633,7 @@ class ListenLiveTests(ModernCase):
     def test_resource_updated(self):
         s = self.open(self.repo)
         target = ".ai/repo/rules/project/gamma.v1.md"
-        path, text, uri = staged_rule("gamma")
+        path, text, uri = support.staged_rule("gamma")
         self.assertEqual(path, target)
         support.write(self.repo, path, text)
         support.git(self.repo, "add", path)

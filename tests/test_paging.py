@@ -19,17 +19,7 @@ from tests import support
 
 TIMEOUT = 30
 N_GEN = 520
-SKELETON_URIS = [
-    "majordomus://document/.ai/repo/rules/README.md",
-    "majordomus://document/.ai/repo/workflows/README.md",
-    "majordomus://document/.ai/repo/workflows/plan.md",
-    "majordomus://document/.ai/repo/workflows/task-lifecycle.md",
-    "majordomus://document/README.md",
-    "majordomus://policy/.ai/repo/policy.yaml",
-    "majordomus://profile/implementation",
-    "majordomus://prompt/continue",
-    "majordomus://rule/majordomus.scope-integrity@1",
-]
+SKELETON_URIS = support.SKELETON_URIS
 BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "objects.get", "objects.list",
                "objects.search", "perf.counters", "prompts.get", "repository.info"]
 TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",

@@ -43,11 +43,6 @@ def wire(model):
     return model.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
-def staged_rule(name):
-    path = ".ai/repo/rules/project/%s.v1.md" % name
-    text = ("---\nid: project.%s\nversion: 1\ntitle: %s\ndescription: A rule staged while "
-            "the SDK listens.\n---\n\n# %s\n" % (name, name.title(), name.title()))
-    return path, text, "majordomus://rule/project.%s@1" % name
 
 
 class SdkCase(unittest.TestCase):
@@ -60,7 +55,7 @@ class SdkCase(unittest.TestCase):
         return anyio.run(bounded)
 
     def stage(self, name):
-        path, text, uri = staged_rule(name)
+        path, text, uri = support.staged_rule(name)
         support.write(self.repo, path, text)
         support.git(self.repo, "add", path)
         return uri
