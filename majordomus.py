@@ -2484,7 +2484,7 @@ def first_generation(start, discovery, counters, live=None):
         counters.count("index_builds")
         counters.values["generation"] = 1
         gen = Generation(1, decl, index, head, counters, dirs, live)
-    return gen, claims, walked
+    return gen, (claims, diagnostics, walked)
 
 
 class Listener:
@@ -2511,19 +2511,20 @@ class Live:
         self._listeners_lock = _thread.allocate_lock()
         self.listeners = []
         self._timer = False
-        self.generation, self._claims, walked = first_generation(
-            start, discovery, counters, self)
-        self._discovered = None   # the discovery diagnostics of the last discovery
+        self.generation, discovered = first_generation(start, discovery, counters, self)
         self._failing = False     # the last rebuild failed: the next reads everything again
-        self._remember(self.generation, self._claims, walked, None)
+        self._idle_sweep_every = SWEEP_EVERY   # learnt from the cost of each sweep
+        self._watch = []
+        self._remember(self.generation, discovered, None)
 
     # -- what is watched --------------------------------------------------------------
 
-    def _remember(self, gen, claims, walked, before):
-        """Keep what the next check compares with: the stamp's paths and values, and the
+    def _remember(self, gen, discovered, before):
+        """Keep what the next check compares with: the last discovery (claims, its
+        diagnostics, the folders a walk entered), the stamp's paths and values, and the
         signature of every kept file."""
         root, dirs = gen.root, gen.dirs
-        self._claims = claims
+        self._claims, self._discovered, walked = discovered
         declared = [os.path.join(root, p) for p in gen.decl.watched]
         git = []
         if dirs is not None:
@@ -2531,21 +2532,22 @@ class Live:
             git += [path for path in (os.path.join(dirs.common_dir, name).rstrip("/")
                                       for name in _GIT_COMMON_FILES) if path not in git]
         # One flat list, stat'ed in one pass per check: declarations, git's control files,
-        # the directories a filesystem walk entered.
-        self._parts = (len(declared), len(declared) + len(git))
-        self._watch = declared + git + [path for path, _ in walked]
-        # A walked directory keeps the signature it had when it was listed.
-        stamp = tuple(map(_stat, declared + git)) + tuple(sig for _, sig in walked)
-        if before is not None and (before[:len(declared)] != stamp[:len(declared)] and len(
-                before) == len(stamp) or before[self._parts[0]:self._parts[1]]
-                != stamp[self._parts[0]:self._parts[1]]):
-            stamp = None   # something moved while rebuilding: look again next time
+        # the directories a filesystem walk entered (each keeps the signature it had when
+        # the walk listed it).
+        stat_now = declared + git
+        stamp = tuple(map(_stat, stat_now)) + tuple(sig for _, sig in walked)
+        if before is not None:
+            # Read before the rebuild: a path that moved since then moved while it ran.
+            earlier = dict(zip(self._watch, before))
+            if any(earlier.get(path, sig) != sig for path, sig in zip(stat_now, stamp)):
+                stamp = None   # look again at the next check
+        self._parts = (len(declared), len(stat_now))
+        self._watch = stat_now + [path for path, _ in walked]
         self._stamp = stamp
         self._seen = gen.index.signatures()
         root = gen.root + "/"
         self._sweep_list = [(root + path, sig) for path, sig in self._seen.items()]
         self._swept = time.monotonic()
-        self._idle_sweep_every = SWEEP_EVERY
 
     def _read_stamp(self):
         return tuple(map(_stat, self._watch))
@@ -2621,23 +2623,20 @@ class Live:
             if redeclared:
                 decl = read_declarations(old.root, old.decl.discovery)
             if moved:
-                claims, diagnostics, walked = discover_files(decl, self.counters)
+                discovered = discover_files(decl, self.counters)
                 head = read_head(old.dirs) if old.dirs is not None else (None, None)
-                self._discovered = diagnostics
             else:
                 start = self._parts[1]
-                claims, walked = self._claims, list(zip(self._watch[start:], stamp[start:]))
-                diagnostics = self._discovered
-                if diagnostics is None:
-                    diagnostics = [d for d in old.index.diagnostics if d.code in
-                                   ("claimed_twice", "required_source_empty")]
+                discovered = (self._claims, self._discovered,
+                              list(zip(self._watch[start:], stamp[start:])))
                 head = (old.head, old.branch)
+            claims, diagnostics, _ = discovered
             root = old.root + "/"
             signatures = {path: _stat(root + path) for path, _ in claims}
             if (not redeclared and head == (old.head, old.branch)
                     and _same_claims(claims, self._claims) and signatures == self._seen
-                    and _same_diagnostics(diagnostics, old.index.diagnostics)):
-                self._remember(old, claims, walked, stamp)   # e.g. a plain `git status`
+                    and _same_diagnostics(diagnostics, self._discovered)):
+                self._remember(old, discovered, stamp)   # e.g. a plain `git status`
                 self._recovered(old)
                 return
             began = time.perf_counter_ns()
@@ -2661,7 +2660,7 @@ class Live:
             return
         self.counters.count("index_builds")
         self.counters.values["generation"] = new.number
-        self._remember(new, claims, walked, stamp)
+        self._remember(new, discovered, stamp)
         self.generation = new
         self._recovered(new)
         log(DEBUG, "generation built", generation=new.number, objects=len(index.objects),
@@ -2745,10 +2744,8 @@ def _same_claims(a, b):
         pa == pb and sa is sb for (pa, sa), (pb, sb) in zip(a, b))
 
 
-def _same_diagnostics(discovery, diagnostics):
-    old = [d for d in diagnostics if d.code in ("claimed_twice", "required_source_empty")]
-    return [(d.code, d.path, d.message) for d in discovery] == [
-        (d.code, d.path, d.message) for d in old]
+def _same_diagnostics(a, b):
+    return [(d.code, d.path, d.message) for d in a] == [(d.code, d.path, d.message) for d in b]
 
 
 def _listing_changed(old, new, key):
