@@ -285,6 +285,7 @@ MODULE_SECONDS = {"test_live": 32, "test_http_deadline": 30, "test_cli": 11, "te
                   "test_kinds": 3}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
+RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
 VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
                 "test_http.HttpRoutesTest.test_openapi"]
 
@@ -311,16 +312,18 @@ def run_suite(pool, found):
 
 
 def merged(futures):
-    """One summary (and the output of every failing shard) for one interpreter's shards."""
+    """One summary (and the output of every failing shard) for one interpreter's shards,
+    and the lines its tests printed for the record (the differential oracle's counts)."""
     total = {"passed": 0, "failed": 0, "skipped": 0}
-    outputs = []
+    outputs, record = [], []
     for future in futures:
         summary, output = future.result()
         for key in total:
             total[key] += summary.get(key, 0)
         if summary.get("failed"):
             outputs.append(output)
-    return total, "\n".join(outputs)
+        record += [line for line in output.splitlines() if line.startswith(RECORDED)]
+    return total, "\n".join(outputs), record
 
 
 def extras(tally, venv_ready):
@@ -370,8 +373,10 @@ def main():
         jobs = run_suite(pool, found)
         beside = side.submit(extras, tally, lambda: venv_python(tally))
         for interp in found:
-            summary, output = merged(jobs[interp.label])
+            summary, output, record = merged(jobs[interp.label])
             report_unit(tally, "unittest " + interp.label, summary, output, started)
+            for line in record:
+                say("  " + line)
         for line in beside.result():
             say(line)
     for note in tally.notes:
