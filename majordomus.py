@@ -2511,6 +2511,12 @@ class Live:
         self._listeners_lock = _thread.allocate_lock()
         self.listeners = []
         self._timer = False
+        # The idle timer sleeps on `_stopping` (released by close()) and holds `_ticking`
+        # while it runs, so that close() can wait for it: no thread of ours may still run
+        # while the interpreter shuts down.
+        self._stopping = _thread.allocate_lock()
+        self._stopping.acquire()
+        self._ticking = _thread.allocate_lock()
         self.generation, discovered = first_generation(start, discovery, counters, self)
         self._failing = False     # the last rebuild failed: the next reads everything again
         self._idle_sweep_every = SWEEP_EVERY   # learnt from the cost of each sweep
@@ -2693,9 +2699,10 @@ class Live:
         with self._listeners_lock:
             if listener not in self.listeners:
                 self.listeners.append(listener)
-            start = self.watch and not self._timer
+            start = self.watch and not self._timer and self._stopping.locked()
             self._timer = self._timer or start
         if start:
+            self._ticking.acquire()
             _thread.start_new_thread(self._idle, ())
 
     def unlisten(self, listener):
@@ -2703,19 +2710,31 @@ class Live:
             if listener in self.listeners:
                 self.listeners.remove(listener)
 
+    def close(self):
+        """Stop the idle timer and wait (briefly) for it to end."""
+        with self._listeners_lock:
+            del self.listeners[:]
+        if self._stopping.locked():
+            self._stopping.release()
+        if self._ticking.acquire(True, 5.0):
+            self._ticking.release()
+
     def _idle(self):
         """The idle timer: compare the stamp every second, sweep as often as the idle
         budget allows; stop when nobody listens (a process with no listener uses no CPU)."""
-        while True:
-            time.sleep(IDLE_TICK)
-            with self._listeners_lock:
-                if not self.listeners:
-                    self._timer = False
-                    return
-            try:
-                self.check(idle=True)
-            except Exception:  # the timer must outlive any one failure
-                log(DEBUG, "idle check failed", traceback=_traceback_text())
+        try:
+            while not self._stopping.acquire(True, IDLE_TICK):
+                with self._listeners_lock:
+                    if not self.listeners:
+                        self._timer = False
+                        return
+                try:
+                    self.check(idle=True)
+                except Exception:  # the timer must outlive any one failure
+                    log(DEBUG, "idle check failed", traceback=_traceback_text())
+            self._stopping.release()   # closing: leave it free for close() and others
+        finally:
+            self._ticking.release()
 
     def _tell(self, old, new):
         with self._listeners_lock:
@@ -3329,6 +3348,7 @@ def run_stdio(live):
         return EXIT_OK
     finally:
         session.close()
+        live.close()
 
 
 def _silence_stdout():
@@ -3866,6 +3886,13 @@ class McpOverHttp:
                                           % (method, MCP_PATH)),
                      [("Allow", "GET, POST, DELETE")])
 
+    def close(self):
+        """End every session and stream (the server is stopping)."""
+        with self.lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            session.end()
+
     # -- legacy sessions --------------------------------------------------------------
 
     def session_of(self, headers, msg_id):
@@ -4105,7 +4132,8 @@ def run_http(live, host, port):
         request_queue_size = 128
 
     try:
-        server = Server((host, port), make_http_handler(live, McpOverHttp(live)))
+        mcp = McpOverHttp(live)
+        server = Server((host, port), make_http_handler(live, mcp))
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
@@ -4130,6 +4158,8 @@ def run_http(live, host, port):
         log(INFO, "signal received; stopping")
     finally:
         server.server_close()
+        mcp.close()
+        live.close()
     return EXIT_OK
 
 
