@@ -4019,7 +4019,7 @@ class McpOverHttp:
             return Reply(404, _rpc_error_body(msg_id, -32601, "method not found: %s" % method))
         if method == "subscriptions/listen":
             return self.listen(message)
-        return Reply(200, dispatch(self.live, _STATELESS(self.live), message))
+        return Reply(200, dispatch(self.live, _stateless_session(self.live), message))
 
     # -- event streams ----------------------------------------------------------------
 
@@ -4073,7 +4073,7 @@ class McpOverHttp:
         return Reply(200, stream=stream)
 
 
-def _STATELESS(live):
+def _stateless_session(live):
     """The session of one 2026-07-28 request over HTTP: it has no state and no stream."""
     return McpSession(live, lambda frame: None, pushes=False)
 

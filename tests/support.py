@@ -376,3 +376,59 @@ def staged_rule(name):
             "the server runs.\n---\n\n# %s\n\nBody.\n" % (name, name.title(), name.title()))
     return path, text, "majordomus://rule/project.%s@1" % name
 
+
+def compact_variants(value):
+    """The compact JSON texts a tool result's text block may be (§9.3)."""
+    return (json.dumps(value, separators=(",", ":"), ensure_ascii=False),
+            json.dumps(value, separators=(",", ":"), ensure_ascii=True))
+
+
+class ToolCalls(object):
+    """Requests and tool calls on a test case's MCP session `self.s`, checked against
+    §9.3's shapes. `seen`, when a dict, collects each tool's structuredContent."""
+
+    seen = None
+
+    def rpc(self, method, params=None):
+        id = self.s.new_id()
+        answer = self.s.request(method, params, id=id)
+        self.assertEqual(answer.get("id"), id, answer)
+        return answer
+
+    def rpc_ok(self, method, params=None):
+        answer = self.rpc(method, params)
+        self.assertIn("result", answer, answer)
+        self.assertNotIn("error", answer)
+        return answer["result"]
+
+    def rpc_error(self, method, params, code, message=None):
+        answer = self.rpc(method, params)
+        self.assertNotIn("result", answer, answer)
+        self.assertEqual(answer["error"]["code"], code, answer)
+        if message is not None:
+            self.assertEqual(answer["error"]["message"], message)
+        return answer["error"]["message"]
+
+    def call(self, name, arguments):
+        return self.rpc_ok("tools/call", {"name": name, "arguments": arguments})
+
+    def tool(self, name, arguments):
+        """A successful tool call: its structuredContent (text block checked)."""
+        result = self.call(name, arguments)
+        self.assertIs(result.get("isError"), False, result)
+        sc = result["structuredContent"]
+        self.assertEqual(len(result["content"]), 1)
+        self.assertEqual(result["content"][0]["type"], "text")
+        self.assertIn(result["content"][0]["text"], compact_variants(sc))
+        if self.seen is not None:
+            self.seen.setdefault(name, []).append(sc)
+        return sc
+
+    def tool_error(self, name, arguments):
+        """A refused tool call: its text."""
+        result = self.call(name, arguments)
+        self.assertIs(result.get("isError"), True, result)
+        self.assertNotIn("structuredContent", result)
+        self.assertEqual(len(result["content"]), 1, result)
+        return result["content"][0]["text"]
+

@@ -173,14 +173,8 @@ def validate(value, schema, path="$"):
 
 # --- helpers ---------------------------------------------------------------------------------
 
-def compact_variants(value):
-    return (json.dumps(value, separators=(",", ":"), ensure_ascii=False),
-            json.dumps(value, separators=(",", ":"), ensure_ascii=True))
-
-
-class PagingCase(unittest.TestCase):
+class PagingCase(support.ToolCalls, unittest.TestCase):
     maxDiff = None
-    seen = None   # tool name -> structuredContent values, for the schema test
 
     @classmethod
     def start_mcp(cls, repo):
@@ -190,40 +184,6 @@ class PagingCase(unittest.TestCase):
                                           "clientInfo": {"name": "test", "version": "1"}})
         assert "result" in answer, answer
         return s
-
-    def rpc(self, method, params=None):
-        id = self.s.new_id()
-        answer = self.s.request(method, params, id=id)
-        self.assertEqual(answer.get("id"), id, answer)
-        return answer
-
-    def rpc_ok(self, method, params=None):
-        answer = self.rpc(method, params)
-        self.assertIn("result", answer, answer)
-        return answer["result"]
-
-    def call(self, name, arguments):
-        return self.rpc_ok("tools/call", {"name": name, "arguments": arguments})
-
-    def tool(self, name, arguments):
-        """A successful tool call: its structuredContent (text block checked)."""
-        result = self.call(name, arguments)
-        self.assertIs(result.get("isError"), False, result)
-        sc = result["structuredContent"]
-        self.assertEqual(len(result["content"]), 1)
-        self.assertEqual(result["content"][0]["type"], "text")
-        self.assertIn(result["content"][0]["text"], compact_variants(sc))
-        if self.seen is not None:
-            self.seen.setdefault(name, []).append(sc)
-        return sc
-
-    def tool_error(self, name, arguments):
-        """A refused tool call: its text."""
-        result = self.call(name, arguments)
-        self.assertIs(result.get("isError"), True, result)
-        self.assertNotIn("structuredContent", result)
-        self.assertEqual(len(result["content"]), 1, result)
-        return result["content"][0]["text"]
 
     def assertInvalid(self, text, names):
         self.assertTrue(text.startswith("invalid input: "), text)

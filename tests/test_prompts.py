@@ -114,12 +114,7 @@ def fill(body, values):
     return re.sub(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}", lambda m: values[m.group(1)], body)
 
 
-def compact_variants(value):
-    return (json.dumps(value, separators=(",", ":"), ensure_ascii=False),
-            json.dumps(value, separators=(",", ":"), ensure_ascii=True))
-
-
-class PromptCase(unittest.TestCase):
+class PromptCase(support.ToolCalls, unittest.TestCase):
     maxDiff = None
 
     @classmethod
@@ -135,45 +130,6 @@ class PromptCase(unittest.TestCase):
         if http:
             cls.http = support.HttpServer(repo)
             cls.addClassCleanup(cls.http.stop)
-
-    def rpc(self, method, params=None):
-        id = self.s.new_id()
-        answer = self.s.request(method, params, id=id)
-        self.assertEqual(answer.get("id"), id, answer)
-        return answer
-
-    def rpc_ok(self, method, params=None):
-        answer = self.rpc(method, params)
-        self.assertIn("result", answer, answer)
-        self.assertNotIn("error", answer)
-        return answer["result"]
-
-    def rpc_error(self, method, params, code, message=None):
-        answer = self.rpc(method, params)
-        self.assertNotIn("result", answer, answer)
-        self.assertEqual(answer["error"]["code"], code, answer)
-        if message is not None:
-            self.assertEqual(answer["error"]["message"], message)
-        return answer["error"]["message"]
-
-    def call(self, name, arguments):
-        return self.rpc_ok("tools/call", {"name": name, "arguments": arguments})
-
-    def tool(self, name, arguments):
-        result = self.call(name, arguments)
-        self.assertIs(result.get("isError"), False, result)
-        sc = result["structuredContent"]
-        self.assertEqual(len(result["content"]), 1)
-        self.assertEqual(result["content"][0]["type"], "text")
-        self.assertIn(result["content"][0]["text"], compact_variants(sc))
-        return sc
-
-    def tool_error(self, name, arguments):
-        result = self.call(name, arguments)
-        self.assertIs(result.get("isError"), True, result)
-        self.assertNotIn("structuredContent", result)
-        self.assertEqual(len(result["content"]), 1)
-        return result["content"][0]["text"]
 
     def http_prompt(self, name=None, values=None, extra=()):
         query = [] if name is None else [("name", name)]
