@@ -3756,8 +3756,7 @@ def make_http_handler(live, mcp):
             try:
                 _respond(self.request, 200, b"", False, False, reply.headers, stream=True)
             except BaseException:
-                reply.stream.ended = True
-                reply.stream.release()
+                reply.stream.closed()
                 raise
             serve_stream(self.request, reply.stream)
             return False
@@ -3801,6 +3800,13 @@ class EventStream:
 
     def end(self):
         self.frames.put(None)
+
+    def closed(self):
+        """The stream is over (served to its end, or never served): free its place."""
+        self.ended = True
+        if self.session is not None:
+            self.session.close()
+        self.release()
 
 
 class HttpSession:
@@ -4042,8 +4048,7 @@ class McpOverHttp:
         session = McpSession(self.live, stream.put)
         frame = dispatch(self.live, session, message)
         if frame is not None:        # refused (e.g. no notifications filter): plain JSON
-            stream.ended = True
-            stream.release()
+            stream.closed()
             return Reply(200, frame)
         stream.session = session
         return Reply(200, stream=stream)
@@ -4113,10 +4118,7 @@ def serve_stream(sock, stream):
     except OSError:
         return
     finally:
-        stream.ended = True
-        if stream.session is not None:
-            stream.session.close()
-        stream.release()
+        stream.closed()
 
 
 def run_http(live, host, port):
