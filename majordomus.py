@@ -33,6 +33,7 @@ VERSION = "0.1.0"
 # ---------------------------------------------------------------------------------------
 
 EXIT_OK, EXIT_USAGE, EXIT_CONTRACT, EXIT_MISSING, EXIT_INTERNAL = 0, 2, 10, 12, 13
+EXIT_REFUSED_PATH = 15    # `context` only (§20.2)
 
 
 class Fatal(Exception):
@@ -51,6 +52,41 @@ class UsageError(Exception):
         Exception.__init__(self, message)
         self.message = message
         self.usage = usage
+
+
+class CapabilityError(Exception):
+    """A transport-neutral failure of a capability; str() is its Display text (§7.5).
+    `detail` items follow the message, each after `; ` (a line-oriented transport prints
+    them on lines of their own before `head`); `data`, when set, is carried where the
+    transport has room for it (an HTTP error body)."""
+    prefix = "internal"
+
+    def __init__(self, message, data=None, detail=()):
+        self.head = message
+        self.message = message + "".join("; " + item for item in detail)
+        Exception.__init__(self, "%s: %s" % (self.prefix, self.message))
+        self.data = data
+
+
+class InvalidInput(CapabilityError):
+    prefix = "invalid input"
+
+
+class NotFound(CapabilityError):
+    prefix = "not found"
+
+
+class Refused(CapabilityError):
+    prefix = "refused"
+
+
+class RefusedPath(Refused):
+    """A path that context resolution refuses (absolute, or leaving the repository): on the
+    CLI the shell tool's exit 15 (§20.2)."""
+
+
+class Internal(CapabilityError):
+    prefix = "internal"
 
 
 LOG_LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
@@ -694,6 +730,10 @@ class Manifest:
         self.schema = tree["schema"]
         self.local = _ai_path(tree["local"]["path"])
         self.sections = {name: _ai_path(value) for name, value in tree["sections"].items()}
+        # The file names that must carry the context contract under .ai/ (§20.1).
+        self.context_documents = frozenset(
+            text for text in map(render_scalar, (tree.get("context") or {}).get("documents", ()))
+            if text)
         # Longest path first, so that the first prefix match is the section of a file.
         self._by_length = sorted(self.sections.items(), key=lambda kv: -len(kv[1]))
 
@@ -908,9 +948,10 @@ _POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "uppe
                   "print": " -~", "graph": "!-~", "cntrl": "\\x00-\\x1f\\x7f"}
 
 
-def _glob_class(segment, i):
+def _glob_class(segment, i, pathname=True):
     """Translate the class opening at segment[i-1] == '['; (regex, index after it).
-    Like git, a class never matches '/'; '!' or '^' negates; a leading ']' is literal."""
+    Like git, a class never matches '/' in a path-wise match (`pathname`); '!' or '^'
+    negates; a leading ']' is literal."""
     n, j = len(segment), i
     negate = j < n and segment[j] in "!^"
     if negate:
@@ -920,7 +961,7 @@ def _glob_class(segment, i):
     while j < n:
         char = segment[j]
         if char == "]" and not first:
-            prefix = "[^/" if negate else "(?!/)["
+            prefix = ("[^/" if negate else "(?!/)[") if pathname else ("[^" if negate else "[")
             return prefix + "".join(body) + "]", j + 1
         first = False
         if segment.startswith("[:", j):
@@ -1228,12 +1269,14 @@ class LayerObject:
 
 
 class _Excluded(Exception):
-    """A file (or a member) that cannot become an object: the first failed check of §5.1."""
+    """A file (or a member) that cannot become an object: the first failed check of §5.1.
+    `context`: the failure is also a problem of the context tree (§20.1)."""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, context=False):
         Exception.__init__(self, message)
         self.code = code
         self.message = message
+        self.context = context
 
 
 def _read_text(full, info, failure):
@@ -1294,13 +1337,15 @@ def file_signature(info):
 
 class FileResult:
     """What reading one discovered file gave: its objects (none, one, or one per member)
-    and its diagnostics, kept across generations while its class and signature stay."""
+    and its diagnostics, kept across generations while its class and signature stay.
+    `context`: its diagnostics are problems of the context tree too (§20.1)."""
 
-    __slots__ = ("source_id", "signature", "objects", "diagnostics")
+    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context")
 
-    def __init__(self, source_id, signature, objects, diagnostics):
+    def __init__(self, source_id, signature, objects, diagnostics, context=False):
         self.source_id, self.signature = source_id, signature
         self.objects, self.diagnostics = objects, diagnostics
+        self.context = context
 
 
 def read_file(decl, path, source):
@@ -1312,9 +1357,13 @@ def read_file(decl, path, source):
         info, failure = None, exc
     try:
         objects, diagnostics = _read_file(decl, path, source, full, info, failure)
+        context = False
     except _Excluded as exc:
         objects, diagnostics = [], [Diagnostic("error", exc.code, path, exc.message)]
-    return FileResult(source.id, file_signature(info), objects, diagnostics)
+        # A file of the context tree (§20.1) that is excluded is a problem of the tree.
+        context = exc.context or (exc.code == "symlink" and in_layer_tree(path)) or (
+            is_context_convention(decl.manifest, path))
+    return FileResult(source.id, file_signature(info), objects, diagnostics, context)
 
 
 def _read_file(decl, path, source, full, info, failure):
@@ -1323,7 +1372,7 @@ def _read_file(decl, path, source, full, info, failure):
         raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
                         "does not read" % (source.id, source.kind))
     text, size = _read_text(full, info, failure)
-    metadata, body = {}, text
+    metadata, body, found = {}, text, None
     if kind.format == "yaml":
         try:
             metadata = parse_subset(text)
@@ -1333,7 +1382,8 @@ def _read_file(decl, path, source, full, info, failure):
         try:
             found, body = split_front_matter(text)
         except SubsetError as exc:
-            raise _Excluded("malformed_front_matter", str(exc))
+            raise _Excluded("malformed_front_matter", str(exc),
+                            context=broken_front_is_context(path, text, str(exc)))
         if found is None:
             if kind.without_front_matter:
                 kind = decl.kinds[kind.without_front_matter]
@@ -1345,6 +1395,19 @@ def _read_file(decl, path, source, full, info, failure):
             if (isinstance(declared, str) and declared != kind.name
                     and declared in decl.kinds.declared):
                 kind = decl.kinds[declared]   # the file chose its kind (§4.1 `declared`)
+    if kind.name == CONTEXT_KIND:
+        try:
+            return _read_object(decl, kind, metadata, text, body, path, source, size)
+        except _Excluded as exc:
+            exc.context = in_layer_tree(path)    # a context document that fails its contract
+            raise
+    if is_context_convention(decl.manifest, path):
+        raise _Excluded("invalid_context", convention_message(path, found, text), context=True)
+    return _read_object(decl, kind, metadata, text, body, path, source, size)
+
+
+def _read_object(decl, kind, metadata, text, body, path, source, size):
+    """§5.1 checks 4-7 for a file whose kind is settled; its object (or members)."""
     if kind.format != "text":
         if kind.allow is not None:
             unknown = kind.allow.unknown(key_paths(metadata))
@@ -1357,6 +1420,8 @@ def _read_file(decl, path, source, full, info, failure):
                 raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class "
                                 "'%s' as '%s'" % (declared, source.id, kind.name))
         _check_version(kind, metadata)
+        if kind.name == CONTEXT_KIND and in_layer_tree(path):
+            check_context_contract(metadata)
     provenance = {"path": path, "directory": path.rpartition("/")[0] or ".",
                   "source_class": source.id}
     section = decl.manifest.section_of(path)
@@ -1439,14 +1504,16 @@ def _read_members(kind, metadata, path, provenance, size):
 
 
 class Index:
-    """The objects in URI order, the diagnostics in index order, the state, and the
-    result of reading each file (what the next, incremental build starts from)."""
+    """The objects in URI order, the diagnostics in index order, the state, the context
+    tree (§20.1), and the result of reading each file (what the next, incremental build
+    starts from)."""
 
-    def __init__(self, objects, diagnostics, results):
+    def __init__(self, objects, diagnostics, results, context):
         self.objects = sorted(objects, key=lambda o: o.uri)
         self.by_uri = {o.uri: o for o in self.objects}
         self.diagnostics = diagnostics
         self.results = results
+        self.context = context
         self.errors = sum(1 for d in diagnostics if d.severity == "error")
         self.state = "degraded" if self.errors else "ok"
         counts = {}
@@ -1458,11 +1525,12 @@ class Index:
         return {path: result.signature for path, result in self.results.items()}
 
 
-def build_index(decl, claims, discovery_diagnostics, counters, previous=None, signatures=None):
+def build_index(decl, claims, discovery_diagnostics, counters, previous=None, signatures=None,
+                listed=()):
     """§5: the index of the claimed files. A file whose class and signature are those it
-    had in `previous` keeps its result; only new or changed files are read (§15.2)."""
-    results, objects, diagnostics = {}, [], list(discovery_diagnostics)
-    read = 0
+    had in `previous` keeps its result; only new or changed files are read (§15.2).
+    `listed` is every path discovery saw (what a context document's `tracks` match)."""
+    results, read = {}, 0
     for path, source in claims:
         result = previous.get(path) if previous is not None else None
         if (result is None or result.source_id != source.id
@@ -1470,15 +1538,27 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
             result = read_file(decl, path, source)
             read += 1
         results[path] = result
+    counters.count("files_read", read)
+    providers = policy_providers(decl, results)
+    objects, diagnostics = [], list(discovery_diagnostics)
+    problems = []      # the context tree's problems (§20.1), in index order
+    for path, _ in claims:
+        result = results[path]
         diagnostics += result.diagnostics
+        if result.context:
+            problems += result.diagnostics
         for obj in result.objects:
             if obj.id in BUILTIN_IDS:
                 diagnostics.append(Diagnostic("error", "capability_conflict", path,
                                               "capability id '%s' belongs to a builtin "
                                               "capability" % obj.id))
                 continue
+            failure = context_lists_problem(obj, providers)
+            if failure is not None:
+                diagnostics.append(failure)
+                problems.append(failure)
+                continue
             objects.append(obj)
-    counters.count("files_read", read)
     claimants = {}
     for obj in objects:
         claimants.setdefault(obj.uri, []).append(obj)
@@ -1486,11 +1566,16 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
     for uri, group in duplicates:
         paths = " and ".join(o.path for o in group)
         for obj in group:
-            diagnostics.append(Diagnostic("error", "duplicate_identity", obj.path,
-                                          "%s is claimed by %s; every claimant is excluded"
-                                          % (uri, paths)))
+            diagnostic = Diagnostic("error", "duplicate_identity", obj.path,
+                                    "%s is claimed by %s; every claimant is excluded"
+                                    % (uri, paths))
+            diagnostics.append(diagnostic)
+            if is_context_document(obj):
+                problems.append(diagnostic)
     kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
-    return Index(kept, diagnostics, results)
+    tree = ContextTree(decl, kept, listed, providers, problems)
+    diagnostics += tree.cross_problems
+    return Index(kept, diagnostics, results, tree)
 
 
 class Declarations:
@@ -1519,7 +1604,8 @@ def read_declarations(root, discovery):
 
 
 def discover_files(decl, counters):
-    """One discovery (§4.3): (claims, diagnostics, the directories a walk entered)."""
+    """One discovery (§4.3): (claims, diagnostics, the directories a walk entered, every
+    path listed)."""
     began = time.perf_counter_ns()
     if decl.discovery == "vcs":
         paths, directories = list_vcs(decl.root), ()
@@ -1528,38 +1614,524 @@ def discover_files(decl, counters):
     claims, diagnostics = discover(paths, decl.classes, decl.manifest)
     counters.count("repository_scans")
     counters.phase("repository_discovery", began)
-    return claims, diagnostics, directories
+    return claims, diagnostics, directories, paths
+
+
+# ---------------------------------------------------------------------------------------
+# 7. Context documents (§20): the contract each one meets, the checks across them (part of
+#    building every index), and what governs a path: the ancestor chain, filtered and
+#    ordered, with supersession. The later shell tool (oracle/context/) is the judge: its
+#    classes, messages, order and text are reproduced as it has them.
+# ---------------------------------------------------------------------------------------
+
+CONTEXT_KIND = "context"
+CONTEXT_SCHEMA = "context/v1"
+LAYER_TREE = ".ai"
+_CONTEXT_REQUIRED = ("schema", "id", "kind", "title", "description", "status", "scope",
+                     "composition", "order")
+_CONTEXT_CHOICES = (("status", ("active", "deprecated"), "is neither active nor deprecated"),
+                    ("scope", ("directory", "subtree", "explicit"),
+                     "is not directory, subtree or explicit"),
+                    ("composition", ("extend", "replace", "final"),
+                     "is not extend, replace or final"))
+_CONTEXT_ID = r"[a-z][a-z0-9-]*(\.[a-z0-9-]+)*\Z"     # compiled by `re` on first use
+_AUDIENCES = ("human", "agent")
+
+
+def in_layer_tree(path):
+    """Is a repository-relative path inside the layer's tree, `.ai/` (§20.1)?"""
+    return path.startswith(LAYER_TREE + "/")
+
+
+def is_context_document(obj):
+    return obj.kind == CONTEXT_KIND and in_layer_tree(obj.path)
+
+
+def is_context_convention(manifest, path):
+    """Does the manifest name this file's base name as a context document (context.documents)?"""
+    return in_layer_tree(path) and path.rpartition("/")[2] in manifest.context_documents
+
+
+def convention_message(path, found, text):
+    """invalid_context for a file the manifest names as a context document that is not one."""
+    name = path.rpartition("/")[2]
+    if found is None or text.startswith(("---\n---\n", "---\n---\r\n")) or text == "---\n---":
+        return ("carries no front matter, and the manifest names %s as a context document "
+                "(context.documents)" % name)
+    declared = render_scalar(found.get("kind")) or "absent"
+    return ("front matter is not the context contract (kind '%s'), and the manifest names %s "
+            "as a context document" % (declared, name))
+
+
+def broken_front_is_context(path, text, message):
+    """Is a front matter that cannot be read a problem of the context tree? One that never
+    closes is, on any Markdown file under .ai/; one that does not parse is when it declares
+    the contract (a `schema: context/…` or `kind: context` line), as the shell tool has it."""
+    if not in_layer_tree(path) or not path.endswith(".md"):
+        return False
+    if message.endswith("never closed"):
+        return True
+    for line in text.split("\n")[1:]:
+        if line == "---":
+            break
+        if line.startswith("schema: context/") or line == "kind: context":
+            return True
+    return False
+
+
+def _first_text(metadata, field):
+    value = metadata.get(field)
+    return (render_scalar(value[0]) or "") if isinstance(value, list) and value else ""
+
+
+def check_context_contract(metadata):
+    """§20.1, what one document must meet on its own, after its allow-list and schema, in
+    the shell tool's order; `invalid_context` with its message. (Its providers and
+    audience are checked with the policy, by context_lists_problem.)"""
+    def fail(message):
+        raise _Excluded("invalid_context", message)
+
+    text = {field: render_scalar(metadata.get(field)) or "" for field in _CONTEXT_REQUIRED}
+    for field in _CONTEXT_REQUIRED:
+        if not text[field]:
+            fail("lacks " + field)
+    if not _first_text(metadata, "providers"):
+        fail('lacks providers (write providers: ["*"] for every provider)')
+    if text["kind"] != CONTEXT_KIND:
+        fail("kind is %s, not context" % text["kind"])
+    if not re.match(_CONTEXT_ID, text["id"]):
+        fail("id '%s' is not a lower-case dotted identifier" % text["id"])
+    for field, allowed, refusal in _CONTEXT_CHOICES:
+        if text[field] not in allowed:
+            fail("%s '%s' %s" % (field, text[field], refusal))
+    if not _INTEGER.match(text["order"]):
+        fail("order '%s' is not an integer" % text["order"])
+    scope, composition = text["scope"], text["composition"]
+    paths, supersedes = _first_text(metadata, "paths"), _first_text(metadata, "supersedes")
+    if scope == "explicit" and not paths:
+        fail("scope explicit names no paths")
+    if scope != "explicit" and paths:
+        fail("paths are for scope explicit only (scope is %s)" % scope)
+    if composition == "replace" and not supersedes:
+        fail("composition replace names nothing in supersedes")
+    if composition != "replace" and supersedes:
+        fail("supersedes is for composition replace only (composition is %s)" % composition)
+
+
+def policy_providers(decl, results):
+    """The provider names the policy's projections declare, in order (§20.1), read from
+    the policy object of this index (none when the policy is not one)."""
+    result = results.get(decl.manifest.sections.get("policy"))
+    if result is None or not result.objects:
+        return []
+    names = []
+    for projection in result.objects[0].metadata.get("projections") or ():
+        name = render_scalar(projection.get("provider")) if isinstance(projection, dict) else None
+        if not name:
+            break
+        names.append(name)
+    return names
+
+
+def context_lists_problem(obj, providers):
+    """The first entry of a document's `providers` the policy does not project, or of its
+    `audience` that is neither human nor agent, in file order: the Diagnostic, or None."""
+    if not is_context_document(obj):
+        return None
+    projected = " %s " % " ".join(providers)
+    for path in key_paths(obj.metadata):
+        field, _, number = path.partition(".")
+        if field not in ("providers", "audience") or not number.isdigit():
+            continue
+        value = render_scalar(obj.metadata[field][int(number)])
+        if value is None:
+            continue
+        if field == "providers" and value != "*" and " %s " % value not in projected:
+            return Diagnostic("error", "unknown_provider", obj.path, "provider '%s' is not one "
+                              "the policy projects (have:%s)" % (value, projected))
+        if field == "audience" and value not in _AUDIENCES:
+            return Diagnostic("error", "invalid_context", obj.path,
+                              "audience '%s' is neither human nor agent" % value)
+    return None
+
+
+def _words(metadata, field):
+    """A list field as the shell tool reads it: the items up to the first empty one, each
+    split into words."""
+    value = metadata.get(field)
+    words = []
+    for item in value if isinstance(value, list) else ():
+        text = render_scalar(item)
+        if not text:
+            break
+        words += [word for word in text.split(" ") if word]
+    return words
+
+
+def _depth(directory):
+    """Path segments below .ai (`.ai` is 0), counted as the shell tool counts them."""
+    rest = directory[len(LAYER_TREE):] if directory.startswith(LAYER_TREE) else directory
+    return rest.count("/")
+
+
+def norm_rel(path):
+    """A repository-relative path normalised (a leading ./, doubled and trailing slashes);
+    None when it is empty, absolute or leaves the repository."""
+    if path.startswith("./"):
+        path = path[2:]
+    while "//" in path:
+        path = path.replace("//", "/")
+    if path.endswith("/"):
+        path = path[:-1]
+    if (not path or path[0] == "/" or path == ".." or path.startswith("../")
+            or path.endswith("/..") or "/../" in path):
+        return None
+    return path
+
+
+def path_contains(outer, inner):
+    """Is `inner` `outer` or below it (both normalised first when they can be)?"""
+    outer, inner = norm_rel(outer) or outer, norm_rel(inner) or inner
+    return inner == outer or inner.startswith(outer + "/")
+
+
+class ContextDoc:
+    """One context document of the tree, its fields as resolution reads them."""
+
+    __slots__ = ("obj", "id", "path", "dir", "depth", "scope", "composition", "order",
+                 "status", "title", "providers", "audience", "supersedes", "tracks", "paths")
+
+    def __init__(self, obj):
+        meta = obj.metadata
+        self.obj, self.id, self.path = obj, obj.identity, obj.path
+        self.dir = obj.provenance["directory"]
+        self.depth = _depth(self.dir)
+        self.scope, self.composition, self.status = (
+            render_scalar(meta.get(f)) for f in ("scope", "composition", "status"))
+        self.order = int(render_scalar(meta.get("order")))
+        self.title = obj.title
+        self.providers, self.supersedes, self.tracks, self.paths = (
+            _words(meta, f) for f in ("providers", "supersedes", "tracks", "paths"))
+        # No audience item at all addresses both (an empty item still counts as one).
+        given = meta.get("audience")
+        listed = isinstance(given, list) and any(render_scalar(a) is not None for a in given)
+        self.audience = _words(meta, "audience") if listed else list(_AUDIENCES)
+
+
+class ContextTree:
+    """The context documents of one index, in path order; the problems of the tree (every
+    §20.1 diagnostic, in index order); and the files each `tracks` pathspec matches."""
+
+    def __init__(self, decl, objects, listed, providers, problems):
+        self.root, self.providers, self.problems = decl.root, providers, problems
+        self.docs = sorted((ContextDoc(o) for o in objects if is_context_document(o)),
+                           key=lambda d: d.path)
+        self.by_id = {}
+        for doc in self.docs:
+            self.by_id.setdefault(doc.id, doc)
+        # A new tracked file can mend a `tracks`, a new folder a `paths` entry: a live
+        # process then rebuilds on a changed listing alone (§15.2).
+        self.follows_listing = any(d.tracks or d.paths for d in self.docs)
+        self._listed, self._ordered, self._vcs = listed, None, decl.discovery == "vcs"
+        self.tracked = {}
+        self._sha = {}
+        self.cross_problems = self._cross_check()
+        problems += self.cross_problems
+
+    def files_of(self, spec):
+        """The listed files a `tracks` pathspec matches, sorted (once per generation)."""
+        files = self.tracked.get(spec)
+        if files is None:
+            if self._ordered is None:
+                self._ordered = sorted(self._listed)   # git lists them sorted: linear
+            files = self.tracked[spec] = pathspec_files(self.root, spec, self._ordered,
+                                                        self._vcs)
+        return files
+
+    def _cross_check(self):
+        """§20.1's second group, in the shell tool's order: each document's paths, tracks
+        and supersedes, then every supersedes chain that returns to its start."""
+        found = []
+
+        def problem(doc, code, message):
+            found.append(Diagnostic("error", code, doc.path, message))
+
+        for doc in self.docs:
+            for entry in doc.paths:
+                normal = norm_rel(entry)
+                if normal is None:
+                    problem(doc, "broken_reference", "paths entry '%s' is not a "
+                            "repository-relative path" % entry)
+                elif not path_contains(LAYER_TREE, normal):
+                    problem(doc, "broken_reference", "paths entry '%s' lies outside the tree "
+                            "%s/" % (entry, LAYER_TREE))
+                elif not os.path.isdir(os.path.join(self.root, normal)):
+                    problem(doc, "broken_reference", "paths entry '%s' is not a directory in "
+                            "this repository" % entry)
+            for spec in doc.tracks:
+                if not self.files_of(spec):
+                    problem(doc, "broken_reference", "tracks '%s', which matches no tracked "
+                            "file" % spec)
+            for target in doc.supersedes:
+                other = self.by_id.get(target)
+                if other is None:
+                    problem(doc, "broken_reference", "supersedes '%s', which no document "
+                            "declares" % target)
+                elif other is doc:
+                    problem(doc, "cycle", "supersedes itself")
+                elif not path_contains(other.dir, doc.dir):
+                    problem(doc, "broken_reference", "supersedes '%s' at %s, which is not in "
+                            "its ancestor chain; a document may only supersede what applies "
+                            "above it" % (target, other.path))
+                elif other.composition == "final":
+                    problem(doc, "illegal_override", "supersedes '%s', which is final; no "
+                            "descendant may weaken it" % target)
+        for doc in sorted(self.docs, key=lambda d: d.id):
+            if self._returns(doc):
+                problem(doc, "cycle", "supersedes chain returns to itself")
+        return found
+
+    def _returns(self, start):
+        """Does a walk along supersedes edges from `start` come back to its id?"""
+        seen, pending = set(), [start]
+        while pending:
+            for target in pending.pop().supersedes:
+                if target == start.id:
+                    return True
+                if target not in seen:
+                    seen.add(target)
+                    if target in self.by_id:
+                        pending.append(self.by_id[target])
+        return False
+
+    def sha256(self, doc):
+        digest = self._sha.get(doc.path)
+        if digest is None:
+            import hashlib
+            digest = self._sha[doc.path] = hashlib.sha256(
+                doc.obj.content.encode("utf-8")).hexdigest()
+        return digest
+
+
+def pathspec_files(root, spec, ordered, vcs):
+    """What `git ls-files -- SPEC` lists among `ordered` (sorted, §20.1): a plain pathspec is the
+    file of that name or every file below that directory; one with wildcards matches with
+    git's wildmatch, `*` and `?` crossing `/`. A pathspec git would have to normalise or
+    interpret (magic, `..`, absolute) is asked of git itself under vcs discovery."""
+    plain = _plain_pathspec(spec)
+    if plain is None:
+        if not vcs:
+            return []
+        code, out, _ = _git(root, "ls-files", "-z", "--", spec)
+        return sorted(p.decode("utf-8", "replace") for p in out.split(b"\0") if p) if code == 0 else []
+    import bisect
+    wild = next((i for i, char in enumerate(plain) if char in "*?[\\"), -1)
+    literal = plain if wild < 0 else plain[:wild]
+    below = plain if plain.endswith("/") or not plain else plain + "/"
+    matcher = _wildmatch(plain) if wild >= 0 else None
+    found = []
+    for at in range(bisect.bisect_left(ordered, literal), len(ordered)):
+        path = ordered[at]
+        if not path.startswith(literal):
+            break
+        if path == plain or path.startswith(below) or (matcher is not None and matcher(path)):
+            found.append(path)
+    return found
+
+
+def _plain_pathspec(spec):
+    """The pathspec as git reads it from the top of the work tree, or None when git must
+    be asked (magic, absolute, or leaving the tree)."""
+    if spec.startswith((":", "/")):
+        return None
+    parts = []
+    for segment in spec.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not parts:
+                return None
+            parts.pop()
+            continue
+        parts.append(segment)
+    joined = "/".join(parts)
+    return joined + "/" if joined and spec.endswith(("/", "/.")) else joined
+
+
+def _wildmatch(pattern):
+    """git's wildmatch without WM_PATHNAME (a pathspec's default): `*` matches anything,
+    `/` included; `?` one character; `[…]` a class; `\\` escapes."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        i += 1
+        if char == "*":
+            if not out or out[-1] != ".*":
+                out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "\\" and i < n:
+            out.append(re.escape(pattern[i]))
+            i += 1
+        elif char == "[":
+            translated, i = _glob_class(pattern, i, pathname=False)
+            out.append(translated)
+        else:
+            out.append(re.escape(char))
+    return re.compile("(?s)" + "".join(out) + r"\Z").match
+
+
+def context_target(root, given):
+    """§20.2 step 1, as the shell tool has it: (the normalised path, its directory)."""
+    path = given
+    if path == root or path.startswith(root + "/"):
+        path = path[len(root):]
+        path = path[1:] if path.startswith("/") else path
+    path = path or "."
+    if path != ".":
+        path = norm_rel(path)
+        if path is None:
+            raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
+    full = os.path.join(root, path)
+    if not os.path.exists(full):
+        raise NotFound("no such path in the repository: %s" % path)
+    folder = os.path.isdir(full)
+    real, top = os.path.realpath(full if folder else os.path.dirname(full)), os.path.realpath(root)
+    if real != top and not real.startswith(top.rstrip("/") + "/"):
+        raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
+    return path, path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+
+
+def resolve_context(gen, arguments):
+    """§20.2: the ContextResolution of a path."""
+    tree = gen.index.context
+    provider, audience = arguments.get("provider") or None, arguments.get("audience") or None
+    if provider is not None and " %s " % provider not in " %s " % " ".join(tree.providers):
+        raise InvalidInput("unknown-provider '%s'; the policy projects: %s"
+                           % (provider, " ".join(tree.providers)))
+    if tree.problems:
+        raise Refused("the context tree does not validate (%d problem(s)); nothing is "
+                      "resolved partially" % len(tree.problems),
+                      data={"problems": [d.as_dict() for d in tree.problems]},
+                      detail=["%s %s: %s" % (d.code, d.path, d.message) for d in tree.problems])
+    target, directory = context_target(gen.root, arguments["path"])
+    candidates, excluded = [], []
+    inside = path_contains(LAYER_TREE, directory)
+    for doc in tree.docs:
+        reason, depth = _applies(tree, doc, target, directory, inside)
+        if reason is None:
+            continue
+        left_out = _filtered(doc, provider, audience)
+        if left_out is not None:
+            excluded.append((doc, left_out))
+            continue
+        candidates.append((depth, doc.order, doc.path, doc, reason))
+    candidates.sort(key=lambda c: (c[0], c[1], c[2].encode("utf-8")))
+    applying = set(id(c[3]) for c in candidates)
+    superseded = set()
+    for _, _, _, doc, _ in candidates:
+        if doc.composition != "replace":
+            continue
+        for name in doc.supersedes:
+            other = tree.by_id.get(name)
+            if other is not None and id(other) in applying:
+                excluded.append((other, "superseded by %s (%s)" % (doc.id, doc.path)))
+                superseded.add(id(other))
+    chain = [(doc, reason) for _, _, _, doc, reason in candidates if id(doc) not in superseded]
+    return {
+        "schema": CONTEXT_SCHEMA, "target": target, "directory": directory,
+        "provider": provider, "audience": audience,
+        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
+        "documents": [_chain_entry(tree, number, doc, reason)
+                      for number, (doc, reason) in enumerate(chain, 1)],
+        "excluded": [{"id": doc.id, "uri": doc.obj.uri, "path": doc.path, "reason": reason}
+                     for doc, reason in excluded]}
+
+
+def _applies(tree, doc, target, directory, inside):
+    """§20.2 step 3: (why the document is a candidate for the target, its depth), or None."""
+    if inside:
+        if doc.scope == "directory" and doc.dir == directory:
+            return "the target directory (scope directory)", doc.depth
+        if doc.scope == "subtree":
+            if doc.dir == directory:
+                return "the target directory (scope subtree)", doc.depth
+            if path_contains(doc.dir, directory):
+                return "ancestor at depth %d (scope subtree)" % doc.depth, doc.depth
+        if doc.scope == "explicit":
+            for entry in doc.paths:
+                if path_contains(entry, directory):
+                    return "declared path %s (scope explicit)" % entry, _depth(entry)
+        return None, None
+    if doc.dir == LAYER_TREE and doc.scope == "subtree":
+        return "the tree root; the target is outside %s/" % LAYER_TREE, doc.depth
+    for spec in doc.tracks:
+        if any(path_contains(target, f) or path_contains(f, target) for f in tree.files_of(spec)):
+            return "tracks %s" % spec, doc.depth
+    return None, None
+
+
+def _filtered(doc, provider, audience):
+    """§20.2 step 4: why a candidate is left out, or None."""
+    if doc.status == "deprecated":
+        return "deprecated; discovered and never applied"
+    if provider is not None and "*" not in doc.providers and provider not in doc.providers:
+        return "provider %s is not among its providers (%s)" % (provider, ",".join(doc.providers))
+    if audience is not None and audience not in doc.audience:
+        return "audience %s is not among its audience (%s)" % (audience, ",".join(doc.audience))
+    return None
+
+
+def _chain_entry(tree, number, doc, reason):
+    return {"index": number, "id": doc.id, "uri": doc.obj.uri, "path": doc.path,
+            "dir": doc.dir, "depth": doc.depth, "scope": doc.scope,
+            "composition": doc.composition, "order": doc.order, "status": doc.status,
+            "title": doc.title, "providers": doc.providers, "audience": doc.audience,
+            "supersedes": doc.supersedes, "tracks": doc.tracks, "paths": doc.paths,
+            "sha256": tree.sha256(doc), "reason": reason}
+
+
+def _fingerprint(tree, chain):
+    import hashlib
+    lines = [CONTEXT_SCHEMA] + ["%s %s %s" % (d.id, d.path, tree.sha256(d)) for d in chain]
+    return hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8")).hexdigest()
+
+
+def context_text(value, explain):
+    """The shell tool's text of `context resolve` (and, with `explain`, `context explain`),
+    byte for byte: columns padded by bytes, as its printf pads them."""
+    head = "# effective context for %s" % value["directory"]
+    if value["provider"] is not None:
+        head += " \u2014 provider %s" % value["provider"]
+    if value["audience"] is not None:
+        head += " \u2014 audience %s" % value["audience"]
+    lines = [head]
+    for doc in value["documents"]:
+        lines.append("%02d  %s %s %s %s %s" % (
+            doc["index"], _pad(doc["id"], 26), _pad(doc["path"], 42), _pad(doc["scope"], 9),
+            _pad(doc["composition"], 7), ",".join(doc["providers"])))
+        if explain:
+            lines.append("    applies: %s" % doc["reason"])
+    if not value["documents"]:
+        lines.append("(no document applies)")
+    if explain:
+        lines += ["", "# left out"]
+        lines += ["- %s (%s): %s" % (e["id"], e["path"], e["reason"]) for e in value["excluded"]]
+        if not value["excluded"]:
+            lines.append("(nothing: every candidate applies)")
+        lines += ["", "# order", "depth (tree root first), then order, then path; never the "
+                  "order the filesystem lists files in", "fingerprint %s" % value["fingerprint"]]
+    return "\n".join(lines) + "\n"
+
+
+def _pad(text, width):
+    return text + " " * max(0, width - len(text.encode("utf-8")))
 
 
 # ---------------------------------------------------------------------------------------
 # 7. The capability registry and execution (§7): descriptors without code, one
 #    `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
-
-class CapabilityError(Exception):
-    """A transport-neutral failure of a capability; str() is its Display text (§7.5)."""
-    prefix = "internal"
-
-    def __init__(self, message):
-        Exception.__init__(self, "%s: %s" % (self.prefix, message))
-        self.message = message
-
-
-class InvalidInput(CapabilityError):
-    prefix = "invalid input"
-
-
-class NotFound(CapabilityError):
-    prefix = "not found"
-
-
-class Refused(CapabilityError):
-    prefix = "refused"
-
-
-class Internal(CapabilityError):
-    prefix = "internal"
-
 
 class Counters:
     """The process's counters and phase timings (perf.counters), across generations."""
@@ -1654,9 +2226,11 @@ _REPORT = _object_schema({
     "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
     "kinds": _COUNTS, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
     "capabilities": _REGISTRY_SUMMARY,
+    "context": _object_schema({"documents": _INT, "problems": _INT}, ("documents", "problems")),
     "live": _object_schema({"generation": _INT, "stale": _STR_OR_NULL},
                            ("generation", "stale"))},
-    ("repository", "state", "objects", "kinds", "diagnostics", "capabilities", "live"))
+    ("repository", "state", "objects", "kinds", "diagnostics", "capabilities", "context",
+     "live"))
 _WINDOW = _object_schema({"offset": _INT, "limit": _INT, "lines": _INT, "total_lines": _INT,
                           "next_offset": _INT}, ("offset", "limit", "lines", "total_lines"))
 _VIEW_FIELDS = {"source": {"type": "string", "enum": ["declarative", "builtin"]}, "uri": _STR,
@@ -1674,6 +2248,20 @@ _PROMPT_MESSAGE = _object_schema({
     "role": {"type": "string", "enum": ["user"]},
     "content": _object_schema({"type": {"type": "string", "enum": ["text"]}, "text": _STR},
                               ("type", "text"))}, ("role", "content"))
+
+
+_STRINGS = {"type": "array", "items": _STR}
+_CONTEXT_DOC = _object_schema(
+    {"index": _INT, "id": _STR, "uri": _STR, "path": _STR, "dir": _STR, "depth": _INT,
+     "scope": {"type": "string", "enum": ["directory", "subtree", "explicit"]},
+     "composition": {"type": "string", "enum": ["extend", "replace", "final"]},
+     "order": _INT, "status": {"type": "string", "enum": ["active", "deprecated"]},
+     "title": _STR, "providers": _STRINGS, "audience": _STRINGS, "supersedes": _STRINGS,
+     "tracks": _STRINGS, "paths": _STRINGS, "sha256": _STR, "reason": _STR},
+    ("index", "id", "uri", "path", "dir", "depth", "scope", "composition", "order", "status",
+     "title", "providers", "audience", "supersedes", "tracks", "paths", "sha256", "reason"))
+_CONTEXT_LEFT_OUT = _object_schema({"id": _STR, "uri": _STR, "path": _STR, "reason": _STR},
+                                   ("id", "uri", "path", "reason"))
 
 
 def _limit(low, high, default, what):
@@ -1709,6 +2297,21 @@ TYPES = {
         "arguments": {"type": "object", "additionalProperties": _STR,
                       "description": "a value for each {{NAME}} placeholder of the prompt"}},
         ("name",), closed=True),
+    "ContextInput": _object_schema({
+        "path": dict(_STR, description="a repository-relative path, a file (which resolves to "
+                     "its directory) or a directory; '.' is the root"),
+        "provider": dict(_STR, description="only the documents for this provider (a name the "
+                         "policy's projections declare)"),
+        "audience": {"type": "string", "enum": list(_AUDIENCES),
+                     "description": "only the documents addressed to this audience"}},
+        ("path",), closed=True),
+    "ContextResolution": _object_schema({
+        "schema": _STR, "target": _STR, "directory": _STR, "provider": _STR_OR_NULL,
+        "audience": _STR_OR_NULL, "fingerprint": _STR,
+        "documents": {"type": "array", "items": _CONTEXT_DOC},
+        "excluded": {"type": "array", "items": _CONTEXT_LEFT_OUT}},
+        ("schema", "target", "directory", "provider", "audience", "fingerprint", "documents",
+         "excluded")),
     "RepositoryReport": _REPORT,
     "ObjectList": _object_schema({"count": _INT, "total": _INT,
                                   "objects": {"type": "array", "items": _SUMMARY},
@@ -1779,6 +2382,14 @@ BUILTINS = (
      "Returns the descriptor of one capability by id: its schemas, provenance and exposures.",
      "DescribeInput", "Capability", "majordomus_capability", None, "/api/v1/capability",
      ["capabilities", "describe"], 0),
+    ("context.resolve", "What governs a path",
+     "Call this before reading or changing a file, to learn what governs it: returns the "
+     "layer's context documents that apply to a repository-relative path (a file resolves "
+     "to its directory), least specific first, each with why it applies and its URI (read "
+     "each with majordomus_get: no content is included), and the candidates left out with "
+     "the reason. Refused while the context tree does not validate.",
+     "ContextInput", "ContextResolution", "majordomus_context", None, "/api/v1/context",
+     ["context", "resolve"], 64),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
      "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
@@ -2288,6 +2899,7 @@ def handle_repository(gen, arguments):
         "state": index.state, "objects": len(index.objects), "kinds": dict(index.kinds),
         "diagnostics": [d.as_dict() for d in index.diagnostics],
         "capabilities": dict(gen.registry.summary),
+        "context": {"documents": len(index.context.docs), "problems": len(index.context.problems)},
         "live": {"generation": gen.number, "stale": gen.live.stale if gen.live else None}}
 
 
@@ -2359,7 +2971,8 @@ def handle_prompt(gen, arguments):
 HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
-            "prompts.get": handle_prompt, "perf.counters": handle_perf}
+            "prompts.get": handle_prompt, "perf.counters": handle_perf,
+            "context.resolve": resolve_context}
 
 
 # ---------------------------------------------------------------------------------------
@@ -2475,16 +3088,16 @@ def first_generation(start, discovery, counters, live=None):
     root = find_root(start)
     decl = read_declarations(root, discovery)
     dirs = find_git_dirs(root)
-    claims, diagnostics, walked = discover_files(decl, counters)
+    claims, diagnostics, walked, listed = discovered = discover_files(decl, counters)
     head = read_head(dirs) if dirs is not None else (None, None)
     began = time.perf_counter_ns()
     with _Building():
-        index = build_index(decl, claims, diagnostics, counters)
+        index = build_index(decl, claims, diagnostics, counters, listed=listed)
         counters.phase("index_build", began)
         counters.count("index_builds")
         counters.values["generation"] = 1
         gen = Generation(1, decl, index, head, counters, dirs, live)
-    return gen, (claims, diagnostics, walked)
+    return gen, discovered
 
 
 class Listener:
@@ -2530,7 +3143,7 @@ class Live:
         diagnostics, the folders a walk entered), the stamp's paths and values, and the
         signature of every kept file."""
         root, dirs = gen.root, gen.dirs
-        self._claims, self._discovered, walked = discovered
+        self._claims, self._discovered, walked, self._listed = discovered
         declared = [os.path.join(root, p) for p in gen.decl.watched]
         git = []
         if dirs is not None:
@@ -2634,21 +3247,23 @@ class Live:
             else:
                 start = self._parts[1]
                 discovered = (self._claims, self._discovered,
-                              list(zip(self._watch[start:], stamp[start:])))
+                              list(zip(self._watch[start:], stamp[start:])), self._listed)
                 head = (old.head, old.branch)
-            claims, diagnostics, _ = discovered
+            claims, diagnostics, _, listed = discovered
             root = old.root + "/"
             signatures = {path: _stat(root + path) for path, _ in claims}
             if (not redeclared and head == (old.head, old.branch)
                     and _same_claims(claims, self._claims) and signatures == self._seen
-                    and _same_diagnostics(diagnostics, self._discovered)):
+                    and _same_diagnostics(diagnostics, self._discovered)
+                    and (listed == self._listed or not old.index.context.follows_listing)):
                 self._remember(old, discovered, stamp)   # e.g. a plain `git status`
                 self._recovered(old)
                 return
             began = time.perf_counter_ns()
             with _Building():
                 index = build_index(decl, claims, diagnostics, self.counters,
-                                    None if redeclared else old.index.results, signatures)
+                                    None if redeclared else old.index.results, signatures,
+                                    listed)
                 self.counters.phase("index_build", began)
                 new = Generation(old.number + 1, decl, index, head, self.counters, old.dirs,
                                  self)
@@ -3395,10 +4010,10 @@ _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 class HttpError(Exception):
     """An HTTP answer other than 200: status, error code, message, extra headers."""
 
-    def __init__(self, status, code, message, headers=(), close=False):
+    def __init__(self, status, code, message, headers=(), close=False, data=None):
         Exception.__init__(self, message)
         self.status, self.code, self.message = status, code, message
-        self.headers, self.close = list(headers), close
+        self.headers, self.close, self.data = list(headers), close, data
 
 
 class HttpProjection:
@@ -3449,7 +4064,8 @@ class HttpProjection:
             "paths": paths,
             "components": {
                 "schemas": {"Error": _object_schema({"error": _object_schema(
-                    {"code": _STR, "message": _STR}, ("code", "message"))}, ("error",))},
+                    {"code": _STR, "message": _STR, "data": _ANY_OBJECT},
+                    ("code", "message"))}, ("error",))},
                 "responses": responses}}
 
     def answer(self, method, target):
@@ -3475,7 +4091,7 @@ class HttpProjection:
         except CapabilityError as exc:
             for error, status, code in _HTTP_ERRORS:
                 if isinstance(exc, error):
-                    raise HttpError(status, code, exc.message)
+                    raise HttpError(status, code, exc.message, data=exc.data)
             raise
 
 
@@ -3624,8 +4240,11 @@ def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False):
                  + (b"" if head_only else body))
 
 
-def _error_body(code, message):
-    return _pretty({"error": {"code": code, "message": message}})
+def _error_body(code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return _pretty({"error": error})
 
 
 def make_http_handler(live, mcp):
@@ -3660,8 +4279,8 @@ def make_http_handler(live, mcp):
                 return   # the client went away mid-answer: nothing to tell anyone
 
         def fail(self, exc, head_only, keep_alive=False):
-            _respond(self.request, exc.status, _error_body(exc.code, exc.message), head_only,
-                     keep_alive and not exc.close, exc.headers)
+            _respond(self.request, exc.status, _error_body(exc.code, exc.message, exc.data),
+                     head_only, keep_alive and not exc.close, exc.headers)
             if not keep_alive or exc.close:
                 self.linger()
 
@@ -4174,7 +4793,8 @@ def _is_loopback(host):
 #     CLI exposure.
 # ---------------------------------------------------------------------------------------
 
-_CLI_EXIT = ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_MISSING), (Refused, EXIT_CONTRACT),
+_CLI_EXIT = ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_MISSING),
+             (RefusedPath, EXIT_REFUSED_PATH), (Refused, EXIT_CONTRACT),
              (Internal, EXIT_INTERNAL))
 
 
@@ -4189,6 +4809,11 @@ def execute_cli(gen, words, arguments):
         code = next(code for error, code in _CLI_EXIT if isinstance(exc, error))
         hint = {"capabilities.describe": " (run: majordomus capabilities list)"}
         suffix = hint.get(descriptor["id"], "") if isinstance(exc, NotFound) else ""
+        problems = (exc.data or {}).get("problems")
+        if problems:   # one line each on stderr, then the refusal itself (§20.2)
+            _stderr("".join("%-4s %-22s %s \u2014 %s\n" % ("FAIL", p["code"], p.get("path", "-"),
+                                                          p["message"]) for p in problems))
+            raise Fatal(code, exc.head + suffix)
         raise Fatal(code, exc.message + suffix)
 
 
@@ -4303,6 +4928,18 @@ COMMANDS = {
             "values": REPO_OPTIONS + ("--format", "--offset", "--limit"), "flags": ("--strict",),
             "positionals": ("URI",), "formats": ("json", "text"),
             "integers": ("--offset", "--limit")},
+    "context resolve": {
+        "usage": "majordomus context resolve PATH [--repo PATH] [--discovery vcs|filesystem] "
+                 "[--strict] [--provider P] [--audience human|agent] [--format text|json]",
+        "about": "the context documents that govern a path, least specific first",
+        "values": REPO_OPTIONS + ("--provider", "--audience", "--format"), "flags": ("--strict",),
+        "positionals": ("PATH",), "formats": ("text", "json")},
+    "context explain": {
+        "usage": "majordomus context explain PATH [--repo PATH] [--discovery vcs|filesystem] "
+                 "[--strict] [--provider P] [--audience human|agent]",
+        "about": "the same, with why each document applies and every candidate left out",
+        "values": REPO_OPTIONS + ("--provider", "--audience"), "flags": ("--strict",),
+        "positionals": ("PATH",), "formats": ("text",)},
     "prompt": {"usage": "majordomus prompt NAME [--repo PATH] [--discovery vcs|filesystem] "
                         "[--strict] [--arg NAME=VALUE]... [--format text|json]",
                "about": "print one of the layer's prompts with its placeholders filled in",
@@ -4347,7 +4984,7 @@ class Options:
         return self.values.get(name, default)
 
 
-_CHOICES = {"--discovery": ("vcs", "filesystem")}
+_CHOICES = {"--discovery": ("vcs", "filesystem"), "--audience": _AUDIENCES}
 
 
 def parse_args(args):
@@ -4362,17 +4999,16 @@ def parse_args(args):
     if first.startswith("-"):
         raise UsageError("unexpected argument '%s' found" % first, TOP_USAGE)
     name, rest = first, args[1:]
-    if first == "capabilities":
+    group = [command.split(" ")[1] for command in COMMANDS if command.startswith(first + " ")]
+    if group:
+        usage = "majordomus %s %s …" % (first, "|".join(group))
         if not rest or rest[0] in ("-h", "--help"):
             if rest:
-                return None, command_help("capabilities list") + "\n" + command_help(
-                    "capabilities describe")
-            raise UsageError("'capabilities' needs a subcommand: list or describe",
-                             "majordomus capabilities list|describe …")
-        name, rest = "capabilities " + rest[0], rest[1:]
+                return None, "\n".join(command_help(first + " " + sub) for sub in group)
+            raise UsageError("'%s' needs a subcommand: %s" % (first, " or ".join(group)), usage)
+        name, rest = first + " " + rest[0], rest[1:]
         if name not in COMMANDS:
-            raise UsageError("unrecognized subcommand '%s'" % name.split(" ", 1)[1],
-                             "majordomus capabilities list|describe …")
+            raise UsageError("unrecognized subcommand '%s'" % name.split(" ", 1)[1], usage)
     if name not in COMMANDS:
         raise UsageError("unrecognized subcommand '%s'" % first, TOP_USAGE)
     spec, options = COMMANDS[name], Options(name)
@@ -4503,6 +5139,16 @@ def run_command(options):
     elif command == "capabilities describe":
         value = execute_cli(gen, words, {"id": options.positionals[0]})
         text_form = capability_text
+    elif command.startswith("context "):
+        if not options.positionals[0]:
+            raise UsageError("which path? (an empty PATH names nothing)",
+                             COMMANDS[command]["usage"])
+        arguments = {"path": options.positionals[0]}
+        arguments.update((k, options.get("--" + k)) for k in ("provider", "audience")
+                         if options.get("--" + k))
+        value = execute_cli(gen, ["context", "resolve"], arguments)
+        explain = command == "context explain"
+        text_form = lambda result: context_text(result, explain)  # noqa: E731
     elif command == "prompt":
         value = execute_cli(gen, words, {"name": options.positionals[0],
                                          "arguments": dict(options.multi.get("--arg", ()))})
