@@ -156,9 +156,7 @@ def inspector(result, argv, env, stdio, url):
             value = None
         return proc.returncode, value, err
 
-    tools = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-             "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
-             "majordomus_repository"]
+    tools = list(support.TOOLS)
     targets = (("stdio", stdio), ("http", ["--transport", "http", "--server-url", url]))
     for transport, target in targets:
         for era in ("legacy", "modern"):

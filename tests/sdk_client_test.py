@@ -27,9 +27,7 @@ RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
 PROMPT_URI = "majordomus://prompt/continue"
 PROMPT_PATH = ".ai/repo/prompts/continue.md"
 REPOSITORY_URI = "majordomus://repository"
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
-         "majordomus_repository"]
+TOOLS = list(support.TOOLS)
 
 
 def wire(model):

@@ -33,6 +33,15 @@ SKELETON_URIS = [
     "majordomus://rule/majordomus.scope-integrity@1",
 ]
 
+# The MCP tools, in tools/list order (capability-id order, §9.3): one per builtin capability.
+TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_context",
+         "majordomus_get", "majordomus_list", "majordomus_search", "majordomus_perf",
+         "majordomus_prompt", "majordomus_repository"]
+
+# The keys of the repository report (§9.1, §20.3), in order.
+REPORT_KEYS = ["repository", "state", "objects", "kinds", "diagnostics", "capabilities",
+               "context", "live"]
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
     "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid",

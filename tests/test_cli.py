@@ -26,6 +26,9 @@ BUILTINS = {
                           "/api/v1/capabilities", ["capabilities", "list"],
                           "CapabilitiesInput", "CapabilityList",
                           {"policy": "process", "max_entries": 16}),
+    "context.resolve": ("What governs a path", "majordomus_context", None, "/api/v1/context",
+                        ["context", "resolve"], "ContextInput", "ContextResolution",
+                        {"policy": "process", "max_entries": 64}),
     "objects.get": ("Get one object", "majordomus_get", None, "/api/v1/object", ["get"],
                     "GetInput", "ResourceView", {"policy": "disabled"}),
     "objects.list": ("List objects", "majordomus_list", None, "/api/v1/objects", None,
@@ -63,9 +66,10 @@ DECLARATIVES = [
      "A task touches only the paths it claimed; work found elsewhere is not accepted as "
      "done.", ["scope", "verification"]),
 ]
+WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 17 (8 builtin, 9 declarative); mcp tools 8, mcp resources 10, "
-                "http routes 8, cli commands 4")
+SUMMARY_LINE = ("capabilities: 18 (9 builtin, 9 declarative); mcp tools 9, mcp resources 10, "
+                "http routes 9, cli commands 5")
 # kinds that carry `prompt: body` (§4.1, §17): their objects are MCP prompts too
 PROMPT_KINDS = ("prompt",)
 DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenance", "mcp",
@@ -240,7 +244,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (17, 17))
+                self.assertEqual((data["count"], data["total"]), (18, 18))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -248,10 +252,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (17, 8, 9, 8, 10, 8, 4))
+                     summary["cli_commands"]), (18, 9, 9, 9, 10, 9, 5))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"query": 8, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 17)
+                                 {"query": 9, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 18)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -264,14 +268,11 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
             (["--kind", "query"], sorted(BUILTINS)),
             (["--kind", "resource"], [i for i in ALL_IDS if i not in BUILTINS]),
             (["--kind", "command"], []),
-            (["--exposure", "cli"], ["capabilities.describe", "capabilities.list",
-                                     "objects.get", "prompts.get"]),
+            (["--exposure", "cli"], WITH_CLI),
             (["--exposure", "http"], sorted(BUILTINS)),
             (["--exposure", "mcp"], ALL_IDS),
             (["--kind", "resource", "--exposure", "http"], []),
-            (["--kind", "query", "--exposure", "cli"], ["capabilities.describe",
-                                                        "capabilities.list", "objects.get",
-                                                        "prompts.get"]),
+            (["--kind", "query", "--exposure", "cli"], WITH_CLI),
         ]
         for n, (args, ids) in enumerate(cases):
             with self.subTest(args=args):
@@ -621,7 +622,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (17, 17))
+                self.assertEqual((data["count"], data["total"]), (18, 18))
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ ROUTES = {
     "capabilities.describe": ("/api/v1/capability", "majordomus_capability", "Capability"),
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
     "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
+    "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
 }
 # id -> {parameter name: required}
 PARAMETERS = {
@@ -114,6 +115,7 @@ PARAMETERS = {
     "capabilities.describe": {"id": True},
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
+    "context.resolve": {"path": True, "provider": False, "audience": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -362,8 +364,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
 
     def test_repository(self):
         doc = self.get_ok(self.srv, "/api/v1/repository")
-        self.assertEqual(list(doc), ["repository", "state", "objects", "kinds", "diagnostics",
-                                     "capabilities", "live"])
+        self.assertEqual(list(doc), support.REPORT_KEYS)
         self.assertEqual(doc["live"], {"generation": 1, "stale": None})
         self.assertEqual(list(doc["live"]), ["generation", "stale"])
         rep = doc["repository"]
@@ -395,10 +396,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (17, 8, 9, 8, 10, 8, 4))
+                         (18, 9, 9, 9, 10, 9, 5))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"query": 8, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 17)
+                         {"query": 9, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 18)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -563,7 +564,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
     def test_capabilities(self):
         doc = self.get_ok(self.srv, "/api/v1/capabilities")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (17, 17))
+        self.assertEqual((doc["count"], doc["total"]), (18, 18))
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -575,13 +576,13 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 8)
+        self.assertEqual(doc["count"], 9)
         self.assertEqual(sorted(c["id"] for c in doc["capabilities"]), sorted(ROUTES))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "objects.get",
-                          "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.resolve",
+                          "objects.get", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,
@@ -715,7 +716,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                     self.assertIn("error", eschema.get("properties", {}), eschema)
                     self.assertEqual(
                         set(eschema["properties"]["error"].get("properties", {})),
-                        {"code", "message"})
+                        {"code", "message", "data"})
         for where, ref in iter_refs(doc):
             with self.subTest(ref=ref, at=where):
                 try:

@@ -25,9 +25,7 @@ LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?
                     r"(ERROR|WARN|INFO|DEBUG|TRACE) \S")
 
 SKELETON_URIS = support.SKELETON_URIS
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
-         "majordomus_repository"]
+TOOLS = list(support.TOOLS)
 BUILTINS = len(TOOLS)  # every builtin capability has an MCP tool (§7.2)
 SKELETON_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
                     ["prompt", "prompt"], ["workflow", "document"],
@@ -954,7 +952,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 17 (8 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 18 (9 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -984,8 +982,8 @@ class InspectSkeletonTests(LayerCase):
                 doc = r.json()
                 self.assertEqual(list(doc), ["repository", "resources", "tools"])
                 report = doc["repository"]
-                self.assertEqual(list(report), ["repository", "state", "objects", "kinds",
-                                                "diagnostics", "capabilities", "live"])
+                self.assertEqual(list(report), support.REPORT_KEYS)
+                self.assertEqual(report["context"], {"documents": 0, "problems": 0})
                 self.assertEqual(report["live"], {"generation": 1, "stale": None})
                 repo = report["repository"]
                 self.assertEqual(list(repo), ["root", "layer_schema", "sections", "git",
@@ -1013,13 +1011,13 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (17, 8, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 8)
+                                 (18, 9, 9))
+                self.assertEqual(caps["by_kind"].get("query"), 9)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
                 self.assertEqual(caps["by_kind"].get("command", 0), 0)
-                self.assertEqual(sum(caps["by_stability"].values()), 17)
+                self.assertEqual(sum(caps["by_stability"].values()), 18)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (8, 10, 8, 4))
+                                  caps["http_routes"], caps["cli_commands"]), (9, 10, 9, 5))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  ["majordomus://repository"] + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
@@ -1072,7 +1070,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 18 (8 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 19 (9 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):

@@ -20,11 +20,10 @@ from tests import support
 TIMEOUT = 30
 N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
-BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "objects.get", "objects.list",
-               "objects.search", "perf.counters", "prompts.get", "repository.info"]
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
-         "majordomus_repository"]
+BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.resolve", "objects.get",
+               "objects.list", "objects.search", "perf.counters", "prompts.get",
+               "repository.info"]
+TOOLS = list(support.TOOLS)
 FOREIGN = "parameter 'cursor' is not a cursor this server issued"
 BUDGET = 40000
 
@@ -517,8 +516,8 @@ class LargeLayerTests(PagingCase):
         lines = p.stdout.decode("utf-8").splitlines()
         self.assertEqual(len(lines), len(ids) + 1)
         self.assertEqual([line.split(" ", 1)[0] for line in lines[:-1]], ids)
-        self.assertTrue(lines[-1].startswith("capabilities: %d (8 builtin, %d declarative)"
-                                             % (len(ids), len(ids) - 8)), lines[-1])
+        self.assertTrue(lines[-1].startswith("capabilities: %d (9 builtin, %d declarative)"
+                                             % (len(ids), len(ids) - 9)), lines[-1])
         p = support.run(["capabilities", "list", "--format", "json"], self.repo,
                         timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -544,7 +543,7 @@ class LargeLayerTests(PagingCase):
                 ("majordomus_get", {"uri": some_rule}), ("majordomus_get", {"uri": RULE_URI}),
                 ("majordomus_get", {"uri": some_rule, "offset": 2, "limit": 3}),
                 ("majordomus_get", {"uri": REPOSITORY_URI}), ("majordomus_repository", {}),
-                ("majordomus_perf", {}),
+                ("majordomus_perf", {}), ("majordomus_context", {"path": ".ai/repo/rules"}),
                 ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}})]
 
     def test_size_budget(self):

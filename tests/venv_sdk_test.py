@@ -32,9 +32,7 @@ PROMPT_URI = "majordomus://prompt/continue"
 PROMPT_PATH = ".ai/repo/prompts/continue.md"
 REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_get",
-         "majordomus_list", "majordomus_search", "majordomus_perf", "majordomus_prompt",
-         "majordomus_repository"]
+TOOLS = list(support.TOOLS)
 SCENARIO_TIMEOUT = 90    # seconds one whole SDK scenario may take on a loaded machine
 WAIT = 25                # seconds to wait for a notification of the live layer
 
