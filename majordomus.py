@@ -1928,15 +1928,21 @@ def pathspec_files(root, spec, ordered, vcs):
     wild = next((i for i, char in enumerate(plain) if char in "*?[\\"), -1)
     literal = plain if wild < 0 else plain[:wild]
     below = plain if plain.endswith("/") or not plain else plain + "/"
-    matcher = _wildmatch(plain) if wild >= 0 else None
+    matcher = _wildmatch(_bytes_text(plain)) if wild >= 0 else None
     found = []
     for at in range(bisect.bisect_left(ordered, literal), len(ordered)):
         path = ordered[at]
         if not path.startswith(literal):
             break
-        if path == plain or path.startswith(below) or (matcher is not None and matcher(path)):
+        if path == plain or path.startswith(below) or (
+                matcher is not None and matcher(_bytes_text(path))):
             found.append(path)
     return found
+
+
+def _bytes_text(text):
+    """A path as one character per UTF-8 byte: git matches bytes (`?` is one byte)."""
+    return text.encode("utf-8").decode("latin-1")
 
 
 def _plain_pathspec(spec):
@@ -1983,6 +1989,8 @@ def _wildmatch(pattern):
 
 def context_target(root, given):
     """§20.2 step 1, as the shell tool has it: (the normalised path, its directory)."""
+    if not given:
+        raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
     path = given
     if path == root or path.startswith(root + "/"):
         path = path[len(root):]

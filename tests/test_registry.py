@@ -297,7 +297,8 @@ class ShippedDataTest(unittest.TestCase):
     def test_project_layer_stays_ok(self):
         """The checkout's own .ai/ layer, copied into a scratch repository, inspects ok."""
         repo = support.make_repo(self, skeleton=False, commit=False)
-        tracked = subprocess.run(["git", "-C", support.ROOT, "ls-files", "-z", ".ai", "*.md"],
+        # every tracked file: the context documents' `tracks` name the code and the tests
+        tracked = subprocess.run(["git", "-C", support.ROOT, "ls-files", "-z"],
                                  stdout=subprocess.PIPE).stdout.decode().split("\0")
         tracked = [t for t in tracked if t]
         self.assertIn(".ai/manifest.yaml", tracked)
@@ -311,6 +312,13 @@ class ShippedDataTest(unittest.TestCase):
         self.assertIn("\nstate       ok\n", out)
         for rule in ("stdlib-only", "one-module", "read-only"):
             self.assertIn("resource    majordomus://rule/project.%s@1\n" % rule, out)
+        # §20: what governs the program and its tests is answered from the layer itself
+        for path in ("majordomus.py", "tests", "tests/test_cli.py", ".ai/repo/rules/project"):
+            with self.subTest(path=path):
+                proc = support.run(["context", "resolve", path, "--format", "json"], cwd=repo)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                chain = [d["id"] for d in json.loads(proc.stdout.decode())["documents"]]
+                self.assertEqual(chain, ["ai.layer", "ai.repo.rules"])
 
 
 if __name__ == "__main__":
