@@ -19,6 +19,7 @@ the `mcp` path stays fast to start.
 """
 
 import json
+import math
 import os
 import re
 import stat
@@ -2137,6 +2138,228 @@ def _pad(text, width):
 
 
 # ---------------------------------------------------------------------------------------
+# 8. Ranked search (§21): terms folded alike in queries and objects, and BM25F over an
+#    object's fields, from a term index built once per generation on first use.
+# ---------------------------------------------------------------------------------------
+
+# Three weighted fields: identity, title and tags (the object's name for itself); the
+# description; the content without its front matter. Lengths are counted in characters.
+SEARCH_WEIGHTS = (3.0, 1.5, 1.0)
+BM25_K1, BM25_B = 1.2, 0.75
+PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
+POSTINGS_KEPT = 512       # terms whose postings a generation keeps (least recently used go)
+_WORD = r"[^\W_]+"        # a term: a maximal run of Unicode letters and digits
+_VOWELS = frozenset("aeiouy")
+_FOLDED = {}              # term -> folded term, for every term seen by this process
+
+
+def fold_term(term):
+    """A light, deterministic English suffix folding (`rules`, `ruled`, `ruling` and
+    `rule` all give `rul`). Terms under 4 letters and any term that is not plain ASCII
+    letters pass through unchanged."""
+    folded = _FOLDED.get(term)
+    if folded is None:
+        folded = _FOLDED[term] = _fold(term) if len(_FOLDED) < 1 << 20 else term
+    return folded
+
+
+def _fold(term):
+    if len(term) < 4 or not (term.isascii() and term.isalpha()):
+        return term
+    if term.endswith("ies") and len(term) > 4:
+        term = term[:-3] + "y"                    # policies -> policy
+    elif term.endswith("sses"):
+        term = term[:-2]                          # classes -> class
+    elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
+        term = term[:-1]                          # tests -> test, but status stays
+    for suffix in ("ing", "ed"):
+        stem = term[:-len(suffix)]
+        if term.endswith(suffix) and not term.endswith("eed") and len(stem) >= 3 and (
+                _VOWELS.intersection(stem)):
+            undouble = len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz"
+            term = stem[:-1] if undouble else stem
+            break                                 # running -> run, sealed -> seal
+    if term.endswith("e") and len(term) > 3:
+        term = term[:-1]                          # rule -> rul, as ruled and ruling
+    return term
+
+
+def search_terms(text):
+    """The folded terms of a text, in order (§21)."""
+    return [fold_term(t) for t in re.findall(_WORD, text.casefold())]
+
+
+def _search_fields(obj):
+    """An object's three searched texts: identity, title and tags; the description; the
+    content without front matter (for YAML, its scalar values, so that keys never match)."""
+    head = " ".join([obj.identity, obj.title or ""] + obj.tags())
+    if obj.body is not None:
+        body = obj.body
+    elif obj.media_type == "text/plain":
+        body = obj.content
+    else:
+        body = "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
+    return head, obj.description or "", body
+
+
+def _leaves(node):
+    for value in node.values() if isinstance(node, dict) else node:
+        if isinstance(value, (dict, list)):
+            yield from _leaves(value)
+        else:
+            yield value
+
+
+_ASCII_TERMS = []   # the bytes.translate table of the ASCII fast path, made on first use
+
+
+def _normalised(text):
+    """A field as space-separated terms, case-folded (not yet suffix-folded): the same
+    terms re.findall(_WORD) finds, with every other character a space."""
+    if text.isascii():
+        if not _ASCII_TERMS:
+            table = bytearray(b" " * 128)
+            for code in range(128):
+                char = chr(code)
+                if char.isalnum():
+                    table[code] = ord(char.lower())
+            _ASCII_TERMS.append(bytes(table) + bytes(range(128, 256)))
+        return text.encode("ascii").translate(_ASCII_TERMS[0]).decode("ascii")
+    return re.sub(r"[\W_]+", " ", text.casefold())
+
+
+class TermIndex:
+    """The searched text of every object of one generation as one string (an object is
+    ` \\x01 head \\x00 description \\x00 body `, each field's terms space-separated), the
+    field boundaries, the field lengths, and the postings of the terms asked so far. The
+    texts of objects a previous generation had are taken from its index, not made again."""
+
+    def __init__(self, objects, previous=None):
+        import array
+        self.objects = objects
+        self.starts = array.array("L")    # where each field begins (3 an object)
+        self.lengths = array.array("L")   # each field's length in characters
+        reuse = previous.spans() if previous is not None else {}
+        parts, at = [], 0
+        for obj in objects:
+            old = reuse.get(id(obj))
+            if old is not None and old[0] is obj:
+                piece, lengths = old[1], old[2]
+            else:
+                fields = [_normalised(text) for text in _search_fields(obj)]
+                lengths = [len(field) for field in fields]
+                piece = " \x01 %s \x00 %s \x00 %s " % tuple(fields)
+            parts.append(piece)
+            self.starts.extend((at + 2, at + 5 + lengths[0], at + 8 + lengths[0] + lengths[1]))
+            self.lengths.extend(lengths)
+            at += len(piece)
+        self.text = "".join(parts)
+        count = max(len(objects), 1)
+        self.average = [max(sum(self.lengths[f::3]) / count, 1.0) for f in range(3)]
+        self._postings = {}
+
+    def spans(self):
+        """{id(object): (object, its piece of the text, its field lengths)}, for the next
+        generation's index."""
+        out, starts, lengths = {}, self.starts, self.lengths
+        for n, obj in enumerate(self.objects):
+            begin = starts[3 * n] - 2
+            end = starts[3 * n + 3] - 2 if 3 * n + 3 < len(starts) else len(self.text)
+            out[id(obj)] = (obj, self.text[begin:end], lengths[3 * n:3 * n + 3])
+        return out
+
+    def postings(self, term):
+        """{object position: the term's BM25F weight in it} (cached, least recently used
+        dropped beyond POSTINGS_KEPT terms)."""
+        found = self._postings.pop(term, None)
+        if found is None:
+            found = self._weights(self._counts(term))
+            while len(self._postings) >= POSTINGS_KEPT:
+                del self._postings[next(iter(self._postings))]
+        self._postings[term] = found
+        return found
+
+    def _counts(self, term):
+        """{object position: [count in each field]} of `term`, from one scan of the text:
+        every word that begins as the term's inflections all do and folds to it."""
+        import bisect
+        # A longer word folds to a term of 3 or more ASCII letters only; the words that
+        # fold to `policy` begin with `polic`.
+        exact = len(term) < 3 or not (term.isascii() and term.isalpha())
+        prefix = term[:-1] if not exact and term.endswith("y") else term
+        counts, starts, locate = {}, self.starts, bisect.bisect_right
+        pattern = " " + re.escape(prefix) + ("(?=[ \x00])" if exact else "[^ \x00\x01]*")
+        for match in re.finditer(pattern, self.text):
+            if not exact and fold_term(match.group()[1:]) != term:
+                continue
+            k = locate(starts, match.start()) - 1
+            entry = counts.get(k // 3)
+            if entry is None:
+                entry = counts[k // 3] = [0, 0, 0]
+            entry[k % 3] += 1
+        return counts
+
+    def _weights(self, counts):
+        """BM25F: per object, idf times the saturated sum of the fields' weighted counts,
+        each normalised by the field's length against its average."""
+        total, found = len(self.objects), len(counts)
+        idf = math.log(1 + (total - found + 0.5) / (found + 0.5))
+        weights, lengths, average = {}, self.lengths, self.average
+        for position, fields in counts.items():
+            tf = sum(SEARCH_WEIGHTS[f] * fields[f] / (1 - BM25_B + BM25_B * lengths[
+                3 * position + f] / average[f]) for f in range(3) if fields[f])
+            weights[position] = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
+        return weights
+
+
+def term_index(gen):
+    """The generation's TermIndex, made on the first ranked search (§21)."""
+    def build():
+        previous = gen.previous_terms
+        gen.previous_terms = None       # an older generation's index is not kept alive
+        return TermIndex(gen.index.objects, previous)
+    return gen.memo("terms", build)
+
+
+def ranked_hits(gen, query, kind):
+    """[(score rounded to 4 places, object)] of a ranked search, best first (§21)."""
+    index = term_index(gen)
+    terms = list(dict.fromkeys(search_terms(query)))
+    if not terms:
+        return []
+    half = len(index.objects) / 2
+    weights = [index.postings(term) for term in terms]
+    rare = [w for w in weights if len(w) <= half]
+    carriers = set()
+    for w in rare or weights:   # a term most objects carry makes no hit on its own
+        carriers.update(w)
+    phrase = query.casefold().strip() if len(terms) > 1 else None
+    hits = []
+    for position in carriers:
+        obj = index.objects[position]
+        if kind is not None and obj.kind != kind:
+            continue
+        score = sum(w.get(position, 0.0) for w in weights)
+        if phrase and (phrase in (obj.title or "").casefold() or any(
+                phrase in line for line in _search_fields(obj)[2].casefold().split("\n"))):
+            score += PHRASE_BONUS * len(terms)
+        hits.append((round(score, 4), obj))
+    hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
+    return hits
+
+
+def ranked_snippet(obj, terms):
+    """The content line carrying the most distinct query terms (ties: the first), trimmed
+    to SNIPPET_LIMIT; None when no line carries one."""
+    wanted, best, most = set(terms), None, 0
+    for line in _search_fields(obj)[2].split("\n"):
+        carried = len(wanted.intersection(search_terms(line)))
+        if carried > most:
+            best, most = line, carried
+    return best.strip()[:SNIPPET_LIMIT] if best is not None else None
+
+
+# ---------------------------------------------------------------------------------------
 # 7. The capability registry and execution (§7): descriptors without code, one
 #    `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
@@ -2197,7 +2420,8 @@ _PROVENANCE = _object_schema({"source": _STR, "module": _STR, "path": _STR, "dir
 _SUMMARY = _object_schema({"uri": _STR, "id": _STR, "kind": _STR, "identity": _STR,
                            "title": _STR, "description": _STR, "path": _STR},
                           ("uri", "id", "kind", "identity", "path"))
-_HIT = _object_schema(dict(_SUMMARY["properties"], snippet=_STR), _SUMMARY["required"])
+_HIT = _object_schema(dict(_SUMMARY["properties"], score={"type": "number"}, snippet=_STR),
+                      _SUMMARY["required"])
 _DIAGNOSTIC = _object_schema({"severity": {"type": "string", "enum": ["error", "warning", "info"]},
                               "code": _STR, "path": _STR, "message": _STR},
                              ("severity", "code", "message"))
@@ -2291,9 +2515,14 @@ TYPES = {
                   "description": "the most lines to return, for a window"}},
         ("uri",), closed=True),
     "SearchInput": _object_schema({
-        "query": dict(_STR, description="case-insensitive text to find"),
+        "query": dict(_STR, description="what to find, in plain words (ranked) or the exact "
+                      "text to find (substring), case-insensitive"),
         "kind": dict(_STR, description="only objects of this kind"),
-        "limit": _limit(1, 200, 20, "hits"), "cursor": _CURSOR}, ("query",), closed=True),
+        "limit": _limit(1, 200, 20, "hits"), "cursor": _CURSOR,
+        "mode": {"type": "string", "enum": ["ranked", "substring"], "default": "ranked",
+                 "description": "ranked: by relevance to the query's words (the default); "
+                                "substring: objects containing the query verbatim, in URI "
+                                "order"}}, ("query",), closed=True),
     "CapabilitiesInput": _object_schema({
         "kind": {"type": "string", "enum": _KIND_ENUM},
         "exposure": {"type": "string", "enum": _EXPOSURE_ENUM},
@@ -2324,7 +2553,9 @@ TYPES = {
     "ObjectList": _object_schema({"count": _INT, "total": _INT,
                                   "objects": {"type": "array", "items": _SUMMARY},
                                   "next_cursor": _NEXT}, ("count", "total", "objects")),
-    "SearchResult": _object_schema({"query": _STR, "count": _INT, "total": _INT, "limit": _INT,
+    "SearchResult": _object_schema({"query": _STR,
+                                    "mode": {"type": "string", "enum": ["ranked"]},
+                                    "count": _INT, "total": _INT, "limit": _INT,
                                     "hits": {"type": "array", "items": _HIT},
                                     "next_cursor": _NEXT},
                                    ("query", "count", "total", "limit", "hits")),
@@ -2373,10 +2604,12 @@ BUILTINS = (
      "same resolution serves the MCP resource read.",
      "GetInput", "ResourceView", "majordomus_get", None, "/api/v1/object", ["get"], 0),
     ("objects.search", "Search objects",
-     "Returns the objects whose identity, title, description or content contains the query, "
-     "case-insensitively, in URI order and one page at a time, with the first matching "
-     "content line as a snippet.",
-     "SearchInput", "SearchResult", "majordomus_search", None, "/api/v1/search", None, 64),
+     "Finds the rules, prompts and documents an agent needs: ask in plain words (\"how do "
+     "I hand over a session\") or with keywords; returns the objects ranked by relevance, "
+     "best first, each with its score and the line that matches best, one page at a time. "
+     "mode substring finds the exact text instead, in URI order.",
+     "SearchInput", "SearchResult", "majordomus_search", None, "/api/v1/search", ["search"],
+     64),
     ("capabilities.list", "List capabilities",
      "Returns one page of capability descriptors in id order (20 by default), optionally "
      "filtered by kind or exposure, with a summary of the whole registry.",
@@ -2652,7 +2885,8 @@ class Generation:
     the branch, the registry, and every projection prepared from them (each at most once,
     on first use). Everything that answers a request asks one generation."""
 
-    def __init__(self, number, decl, index, head, counters, dirs=None, live=None):
+    def __init__(self, number, decl, index, head, counters, dirs=None, live=None,
+                 previous=None):
         self.number, self.decl, self.index, self.counters = number, decl, index, counters
         self.root = decl.root
         self.head, self.branch = head
@@ -2666,6 +2900,10 @@ class Generation:
         self._memo = {}
         self._memo_lock = _thread.RLock()   # a projection may be built from another
         self._cache = {}
+        # The term index of the previous generation, if it made one: the next one takes
+        # the texts of unchanged objects from it (§21).
+        self.previous_terms = None if previous is None else (
+            previous._memo.get("terms") or previous.previous_terms)
 
     def memo(self, name, build):
         """The projection `name` of this generation, built by `build()` the first time
@@ -2832,10 +3070,17 @@ SNIPPET_LIMIT = 200
 
 def handle_search(gen, arguments):
     query, kind = arguments["query"], arguments.get("kind")
-    limit = arguments.get("limit", 20)
     if not query.strip():
         raise Refused("argument 'query' is required and must not be blank")
     gen.kinds_present(kind)
+    if arguments.get("mode", "ranked") == "ranked":
+        return _ranked_search(gen, query, kind, arguments)
+    return _substring_search(gen, query, kind, arguments)
+
+
+def _substring_search(gen, query, kind, arguments):
+    """§7.6 and §16, unchanged: the objects holding the query verbatim, in URI order."""
+    limit = arguments.get("limit", 20)
     needle = query.lower()
     table = gen.search_table()
     if kind is not None:
@@ -2855,6 +3100,36 @@ def handle_search(gen, arguments):
         hits.append(hit)
     return _paged({"query": query, "count": len(hits), "total": len(matches), "limit": limit,
                    "hits": hits}, next_cursor)
+
+
+def _ranked_search(gen, query, kind, arguments):
+    """§21: the hits by score, then URI; a keyset cursor over (score, URI)."""
+    import bisect
+    limit = arguments.get("limit", 20)
+    hits = ranked_hits(gen, query, kind)
+    start = 0
+    if arguments.get("cursor") is not None:
+        score, _, uri = read_cursor("rank", arguments["cursor"]).partition("\t")
+        try:
+            after = (-float(score), uri)
+        except ValueError:
+            raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
+        start = bisect.bisect_right([(-s, o.uri) for s, o in hits], after)
+    chosen = hits[start:start + limit]
+    terms = set(search_terms(query))
+    out = []
+    for score, obj in chosen:
+        hit = summary(obj)
+        hit["score"] = score
+        snippet = ranked_snippet(obj, terms)
+        if snippet is not None:
+            hit["snippet"] = snippet
+        out.append(hit)
+    more = start + limit < len(hits)
+    next_cursor = make_cursor("rank", "%r\t%s" % (chosen[-1][0], chosen[-1][1].uri)) if (
+        more and chosen) else None
+    return _paged({"query": query, "mode": "ranked", "count": len(out), "total": len(hits),
+                   "limit": limit, "hits": out}, next_cursor)
 
 
 def _entry_uri(entry):
@@ -3274,7 +3549,7 @@ class Live:
                                     listed)
                 self.counters.phase("index_build", began)
                 new = Generation(old.number + 1, decl, index, head, self.counters, old.dirs,
-                                 self)
+                                 self, old)
             if self.strict and index.errors:
                 raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing "
                             "to serve under --strict" % index.errors)
@@ -4853,6 +5128,14 @@ def _exposure_text(descriptor):
             " ".join(cli["path"]) if cli else "-")
 
 
+def search_text(value):
+    """One line a hit, `score  uri  title` (`-` for a substring hit's score), then
+    `N of TOTAL`."""
+    lines = ["%s  %s  %s" % ("%.4f" % hit["score"] if "score" in hit else "-", hit["uri"],
+                             hit.get("title", hit["identity"])) for hit in value["hits"]]
+    return "\n".join(lines + ["%d of %d" % (value["count"], value["total"])]) + "\n"
+
+
 def capabilities_list_text(value):
     lines = []
     for descriptor in value["capabilities"]:
@@ -4936,6 +5219,14 @@ COMMANDS = {
             "values": REPO_OPTIONS + ("--format", "--offset", "--limit"), "flags": ("--strict",),
             "positionals": ("URI",), "formats": ("json", "text"),
             "integers": ("--offset", "--limit")},
+    "search": {
+        "usage": "majordomus search QUERY [--repo PATH] [--discovery vcs|filesystem] [--strict] "
+                 "[--kind K] [--mode ranked|substring] [--limit N] [--format text|json]",
+        "about": "search the layer: ranked by relevance to the query's words, or --mode "
+                 "substring for the exact text",
+        "values": REPO_OPTIONS + ("--kind", "--mode", "--limit", "--format"),
+        "flags": ("--strict",), "positionals": ("QUERY",), "formats": ("text", "json"),
+        "integers": ("--limit",)},
     "context resolve": {
         "usage": "majordomus context resolve PATH [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--provider P] [--audience human|agent] [--format text|json]",
@@ -4992,7 +5283,8 @@ class Options:
         return self.values.get(name, default)
 
 
-_CHOICES = {"--discovery": ("vcs", "filesystem"), "--audience": _AUDIENCES}
+_CHOICES = {"--discovery": ("vcs", "filesystem"), "--audience": _AUDIENCES,
+            "--mode": ("ranked", "substring")}
 
 
 def parse_args(args):
@@ -5086,7 +5378,7 @@ def _check_choices(options, spec):
             raise UsageError("invalid value '%s' for '--port <PORT>': a number from 0 to 65535"
                              % port, spec["usage"])
     kind = options.values.get("--kind")
-    if kind is not None and kind not in _KIND_ENUM:
+    if options.command == "capabilities list" and kind is not None and kind not in _KIND_ENUM:
         raise UsageError("kind '%s' is not query, command or resource" % kind, spec["usage"])
     exposure = options.values.get("--exposure")
     if exposure is not None and exposure not in _EXPOSURE_ENUM:
@@ -5147,6 +5439,14 @@ def run_command(options):
     elif command == "capabilities describe":
         value = execute_cli(gen, words, {"id": options.positionals[0]})
         text_form = capability_text
+    elif command == "search":
+        arguments = {"query": options.positionals[0]}
+        arguments.update((k, options.get("--" + k)) for k in ("kind", "mode")
+                         if options.get("--" + k) is not None)
+        if options.get("--limit") is not None:
+            arguments["limit"] = int(options.get("--limit"))
+        value = execute_cli(gen, words, arguments)
+        text_form = search_text
     elif command.startswith("context "):
         if not options.positionals[0]:
             raise UsageError("which path? (an empty PATH names nothing)",
