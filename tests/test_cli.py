@@ -33,7 +33,7 @@ BUILTINS = {
                     "GetInput", "ResourceView", {"policy": "disabled"}),
     "objects.list": ("List objects", "majordomus_list", None, "/api/v1/objects", None,
                      "ListInput", "ObjectList", {"policy": "disabled"}),
-    "objects.search": ("Search objects", "majordomus_search", None, "/api/v1/search", None,
+    "objects.search": ("Search objects", "majordomus_search", None, "/api/v1/search", ["search"],
                        "SearchInput", "SearchResult", {"policy": "process", "max_entries": 64}),
     "perf.counters": ("Performance counters", "majordomus_perf", None, "/api/v1/perf", None,
                       "Empty", "CounterSnapshot", {"policy": "disabled"}),
@@ -69,7 +69,7 @@ DECLARATIVES = [
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
 SUMMARY_LINE = ("capabilities: 18 (9 builtin, 9 declarative); mcp tools 9, mcp resources 10, "
-                "http routes 9, cli commands 5")
+                "http routes 9, cli commands 6")
 # kinds that carry `prompt: body` (§4.1, §17): their objects are MCP prompts too
 PROMPT_KINDS = ("prompt",)
 DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenance", "mcp",
@@ -252,7 +252,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (18, 9, 9, 9, 10, 9, 5))
+                     summary["cli_commands"]), (18, 9, 9, 9, 10, 9, 6))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
                                  {"query": 9, "resource": 9})
                 self.assertEqual(sum(summary["by_stability"].values()), 18)

@@ -110,7 +110,8 @@ PARAMETERS = {
     "repository.info": {},
     "objects.list": {"kind": False, "tag": False, "limit": False, "cursor": False},
     "objects.get": {"uri": True, "offset": False, "limit": False},
-    "objects.search": {"query": True, "kind": False, "limit": False, "cursor": False},
+    "objects.search": {"query": True, "kind": False, "limit": False, "cursor": False,
+                       "mode": False},
     "capabilities.list": {"kind": False, "exposure": False, "limit": False, "cursor": False},
     "capabilities.describe": {"id": True},
     "perf.counters": {},
@@ -396,7 +397,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (18, 9, 9, 9, 10, 9, 5))
+                         (18, 9, 9, 9, 10, 9, 6))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
                          {"query": 9, "resource": 9})
         self.assertEqual(sum(summary["by_stability"].values()), 18)
@@ -513,28 +514,28 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertIn("bogus", msg)
 
     def test_search(self):
-        doc = self.get_ok(self.srv, "/api/v1/search?query=scope")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=scope")
         self.assertEqual(doc, expected_search(self.repo, "scope"))
         self.assertEqual(list(doc), ["query", "count", "total", "limit", "hits"])
         self.assertGreaterEqual(doc["count"], 3)
-        doc = self.get_ok(self.srv, "/api/v1/search?query=SCOPE&limit=1")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=SCOPE&limit=1")
         self.assertEqual(without_cursor(doc), expected_search(self.repo, "SCOPE", 1))
         self.assertEqual(list(doc), ["query", "count", "total", "limit", "hits", "next_cursor"])
         hits = doc["hits"]
         while "next_cursor" in doc:
-            doc = self.get_ok(self.srv, "/api/v1/search?query=SCOPE&limit=1&cursor="
+            doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=SCOPE&limit=1&cursor="
                               + q(doc["next_cursor"]))
             hits += doc["hits"]
         self.assertEqual(hits, expected_search(self.repo, "SCOPE")["hits"])
-        doc = self.get_ok(self.srv, "/api/v1/search?query=scope&kind=rule")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=scope&kind=rule")
         self.assertEqual([h["uri"] for h in doc["hits"]], [RULE_URI])
 
     def test_search_plus_is_space(self):
-        doc = self.get_ok(self.srv, "/api/v1/search?query=Scope+integrity")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Scope+integrity")
         self.assertEqual(doc["query"], "Scope integrity")
         self.assertEqual(doc, expected_search(self.repo, "Scope integrity"))
         self.assertIn(RULE_URI, [h["uri"] for h in doc["hits"]])
-        doc = self.get_ok(self.srv, "/api/v1/search?query=Scope%20integrity")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Scope%20integrity")
         self.assertEqual(doc["query"], "Scope integrity")
 
     def test_search_errors(self):
@@ -582,7 +583,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "prompts.get"])
+                          "objects.get", "objects.search", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,
@@ -1051,7 +1052,7 @@ class HttpBusyTest(HttpAsserts, unittest.TestCase):
             time.sleep(0.3)
             sent = {}
             for i, s in enumerate(socks):
-                s.sendall(b"GET /api/v1/search?query=zz-nomatch-%05d HTTP/1.1\r\nHost: "
+                s.sendall(b"GET /api/v1/search?mode=substring&query=zz-nomatch-%05d HTTP/1.1\r\nHost: "
                           b"127.0.0.1:%d\r\nConnection: close\r\n\r\n" % (i, port))
                 sent[s] = time.monotonic()
             for s in socks:
@@ -1103,7 +1104,7 @@ class HttpBusyTest(HttpAsserts, unittest.TestCase):
         self.assertLessEqual(busy, self.CLIENTS - 64)
         doc = self.get_ok(self.srv, "/")
         self.assertEqual(doc["name"], "majordomus")
-        doc = self.get_ok(self.srv, "/api/v1/search?query=zz-after")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=zz-after")
         self.assertEqual(doc["count"], 0)
 
 

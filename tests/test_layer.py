@@ -1017,7 +1017,7 @@ class InspectSkeletonTests(LayerCase):
                 self.assertEqual(caps["by_kind"].get("command", 0), 0)
                 self.assertEqual(sum(caps["by_stability"].values()), 18)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (9, 10, 9, 5))
+                                  caps["http_routes"], caps["cli_commands"]), (9, 10, 9, 6))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  ["majordomus://repository"] + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)

@@ -683,7 +683,7 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("majordomus://repository", by["majordomus_get"]["description"])
                 search = by["majordomus_search"]["inputSchema"]
                 self.assertEqual(search.get("required"), ["query"])
-                self.assertEqual(set(search["properties"]), {"query", "kind", "limit", "cursor"})
+                self.assertEqual(set(search["properties"]), {"query", "kind", "limit", "cursor", "mode"})
                 self.assertEqual(search["properties"]["limit"].get("minimum"), 1)
                 self.assertEqual(search["properties"]["limit"].get("maximum"), 200)
                 self.assertEqual(by["majordomus_capability"]["inputSchema"].get("required"), ["id"])
@@ -853,8 +853,9 @@ class SkeletonTests(McpTestCase):
         self.assertPing(s)
 
     def test_search(self):
+        """mode substring: §7.6 and §16 exactly (the ranked default: test_search.py)."""
         s = self.open(self.repo)
-        sc = self.tool(s, "majordomus_search", {"query": "DURABLE"})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "DURABLE"})
         self.assertEqual(list(sc), ["query", "count", "total", "limit", "hits"])
         self.assertEqual(sc["query"], "DURABLE")
         self.assertEqual((sc["count"], sc["total"]), (1, 1))
@@ -865,7 +866,7 @@ class SkeletonTests(McpTestCase):
             "description": "resume a task from durable state", "path": PROMPT_PATH,
             "snippet": "description: resume a task from durable state"}])
         # matched by identity only: no content line carries it, so no snippet
-        sc = self.tool(s, "majordomus_search", {"query": "policy.YAML"})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "policy.YAML"})
         self.assertEqual(sc["count"], 1)
         self.assertEqual(sc["hits"][0]["uri"], POLICY_URI)
         self.assertNotIn("snippet", sc["hits"][0])
@@ -876,26 +877,26 @@ class SkeletonTests(McpTestCase):
             lines = [l for l in text.split("\n") if "scope" in l.lower()]
             if lines or "scope" in uri.lower():
                 expected.append((uri, lines[0].strip()[:200] if lines else None))
-        sc = self.tool(s, "majordomus_search", {"query": "Scope"})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "Scope"})
         self.assertEqual((sc["count"], sc["total"]), (len(expected), len(expected)))
         self.assertNotIn("next_cursor", sc)
         self.assertEqual([(h["uri"], h.get("snippet")) for h in sc["hits"]], expected)
         self.assertGreaterEqual(len(expected), 3)
-        sc = self.tool(s, "majordomus_search", {"query": "Scope", "limit": 2})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "Scope", "limit": 2})
         self.assertEqual((sc["count"], sc["total"], sc["limit"]), (2, len(expected), 2))
         self.assertEqual([h["uri"] for h in sc["hits"]], [u for u, _ in expected[:2]])
         # §16: the rest through next_cursor, two at a time
         uris = [h["uri"] for h in sc["hits"]]
         while "next_cursor" in sc:
-            sc = self.tool(s, "majordomus_search", {"query": "Scope", "limit": 2,
+            sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "Scope", "limit": 2,
                                                     "cursor": sc["next_cursor"]})
             self.assertEqual(sc["total"], len(expected))
             uris += [h["uri"] for h in sc["hits"]]
         self.assertEqual(uris, [u for u, _ in expected])
-        sc = self.tool(s, "majordomus_search", {"query": "scope", "kind": "rule", "limit": 200})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "scope", "kind": "rule", "limit": 200})
         self.assertEqual([h["uri"] for h in sc["hits"]], [RULE_URI])
         self.assertEqual(sc["limit"], 200)
-        sc = self.tool(s, "majordomus_search", {"query": "zzz-nothing-matches-this"})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "zzz-nothing-matches-this"})
         self.assertEqual((sc["count"], sc["hits"]), (0, []))
         # errors
         for bad in (0, 201, -1, "5", 1.5, True):
@@ -926,7 +927,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
                          (18, 9, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (9, 10, 9, 5))
+                          summary["cli_commands"]), (9, 10, 9, 6))
         self.assertEqual(summary["by_kind"].get("query"), 9)
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
@@ -942,7 +943,7 @@ class SkeletonTests(McpTestCase):
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "prompts.get"])
+                          "objects.get", "objects.search", "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
         self.assertEqual((page["count"], page["total"]), (10, 18))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])

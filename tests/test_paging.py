@@ -222,7 +222,10 @@ class LargeLayerTests(PagingCase):
             pages.append(sc)
             order = list(sc)
             more = "next_cursor" in sc
-            self.assertEqual(order, fields[tool] + (["next_cursor"] if more else []), order)
+            want = list(fields[tool])
+            if tool == "majordomus_search" and arguments.get("mode") != "substring":
+                want.insert(1, "mode")       # §21: a ranked answer names its mode
+            self.assertEqual(order, want + (["next_cursor"] if more else []), order)
             self.assertEqual(sc["count"], len(sc[items_key]))
             if total is None:
                 total = sc["total"]
@@ -242,7 +245,8 @@ class LargeLayerTests(PagingCase):
         else:
             self.fail("paging never ended")
         self.assertEqual(len(keys), len(set(keys)), "an item came twice")
-        self.assertEqual(keys, sorted(keys), "not in %s order" % key)
+        if tool != "majordomus_search" or arguments.get("mode") == "substring":
+            self.assertEqual(keys, sorted(keys), "not in %s order" % key)
         self.assertEqual(len(pages), max(1, -(-total // limit)))
         return keys, pages
 
@@ -310,7 +314,7 @@ class LargeLayerTests(PagingCase):
         expected = [gen_uri(i) for i in range(N_GEN)]
         for limit in (None, 1, 200):
             with self.subTest(limit=limit):
-                arguments = {"query": ALL_MARK.upper()}
+                arguments = {"mode": "substring", "query": ALL_MARK.upper()}
                 if limit is not None:
                     arguments["limit"] = limit
                 uris, pages = self.page_through("majordomus_search", arguments, "hits", "uri",
@@ -324,11 +328,32 @@ class LargeLayerTests(PagingCase):
                     for hit in page["hits"]:
                         self.assertIn(ALL_MARK, hit["snippet"])
 
+    def test_ranked_search_pages_every_hit_once(self):
+        """§21: paging through a ranked answer returns every hit once, in score order
+        then URI, whatever the page size."""
+        arguments = {"query": "generated rule zebra marker even"}
+        whole = self.tool("majordomus_search", dict(arguments, limit=200))
+        self.assertEqual(whole["mode"], "ranked")
+        # the subset's rules carry more of the query's words: they come first
+        subset = set(gen_uri(i) for i in range(0, N_GEN, 7))
+        first = [h["uri"] for h in whole["hits"][:len(subset)]]
+        self.assertEqual(set(first), subset)
+        for limit in (None, 7, 60):
+            with self.subTest(limit=limit):
+                args = dict(arguments) if limit is None else dict(arguments, limit=limit)
+                uris, pages = self.page_through("majordomus_search", args, "hits", "uri", 20)
+                self.assertEqual(len(uris), len(set(uris)), "a hit was repeated")
+                self.assertEqual(len(uris), pages[0]["total"])
+                self.assertEqual(set(uris), set(self.uris) & set(uris))
+                ranked = [(-h["score"], h["uri"]) for p in pages for h in p["hits"]]
+                self.assertEqual(ranked, sorted(ranked))
+                self.assertGreater(len(uris), len(subset))
+
     def test_search_pages_a_subset(self):
         expected = [gen_uri(i) for i in range(0, N_GEN, 7)]
         for limit in (None, 4, 75):
             with self.subTest(limit=limit):
-                arguments = {"query": SUBSET_MARK}
+                arguments = {"mode": "substring", "query": SUBSET_MARK}
                 if limit is not None:
                     arguments["limit"] = limit
                 uris, pages = self.page_through("majordomus_search", arguments, "hits", "uri",
@@ -534,8 +559,10 @@ class LargeLayerTests(PagingCase):
 
     def default_calls(self):
         some_rule = gen_uri(N_GEN // 2)
-        return [("majordomus_list", {}), ("majordomus_search", {"query": "e"}),
+        return [("majordomus_list", {}), ("majordomus_search", {"query": "e", "mode": "substring"}),
+                ("majordomus_search", {"query": ALL_MARK, "mode": "substring"}),
                 ("majordomus_search", {"query": ALL_MARK}),
+                ("majordomus_search", {"query": "generated rules with the marker"}),
                 ("majordomus_capabilities", {}),
                 ("majordomus_capability", {"id": "capabilities.list"}),
                 ("majordomus_capability", {"id": "objects.get"}),
@@ -547,7 +574,7 @@ class LargeLayerTests(PagingCase):
                 ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}})]
 
     def test_size_budget(self):
-        everything = self.tool("majordomus_search", {"query": "e"})
+        everything = self.tool("majordomus_search", {"query": "e", "mode": "substring"})
         self.assertEqual(everything["total"], len(self.uris), "'e' no longer matches all")
         for name, arguments in self.default_calls():
             with self.subTest(tool=name, arguments=arguments):

@@ -42,7 +42,7 @@ class RegistryInvariantTest(unittest.TestCase):
         self.assertEqual(registry.summary["builtin"], 9)
         self.assertEqual(registry.summary["mcp_tools"], 9)
         self.assertEqual(registry.summary["http_routes"], 9)
-        self.assertEqual(registry.summary["cli_commands"], 5)
+        self.assertEqual(registry.summary["cli_commands"], 6)
         self.assertEqual(registry.summary["mcp_resources"], 2)
 
     def test_duplicate_id(self):

@@ -1,0 +1,315 @@
+"""Ranked search (SPEC §21): the terms and their folding, the scoring order on small layers
+built by hand, determinism, one answer on MCP, HTTP and the CLI, the substring mode exactly
+as main at 0436a0f answered it, a rule edited under a running `mcp`, and the errors."""
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import io
+import time
+import unittest
+import urllib.parse
+
+from tests import support
+
+import majordomus as mj
+
+REAL = os.path.join(os.path.dirname(support.ROOT), "shared", "fixtures", "real-latest")
+BASELINE = "0436a0f"      # main before §20-§23: the substring answers must not change
+
+
+def rule(name, title, body, description="A rule of the test.", tags=None):
+    path = ".ai/repo/rules/project/%s.v1.md" % name
+    tag_line = "tags: [%s]\n" % ", ".join(tags) if tags else ""
+    return path, ("---\nid: project.%s\nversion: 1\ntitle: %s\ndescription: %s\n%s---\n\n%s\n"
+                  % (name, title, description, tag_line, body))
+
+
+def layer(case, *rules):
+    return support.make_repo(case, files=dict(rules))
+
+
+def uris(value):
+    return [h["uri"] for h in value["hits"]]
+
+
+def uri(name):
+    return "majordomus://rule/project.%s@1" % name
+
+
+def one_shot_mcp(entry, repo, calls):
+    """Spawn `python3 ENTRY mcp` in repo, send one tools/call per (name, arguments), and
+    return the structuredContent (or the error text) of each."""
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}}]
+    lines += [{"jsonrpc": "2.0", "id": n, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}}
+              for n, (name, arguments) in enumerate(calls, 1)]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+    proc = subprocess.run([support.PYTHON, entry, "mcp"], cwd=repo, input=data,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=support.base_env(), timeout=120)
+    answers = {}
+    for line in proc.stdout.decode("utf-8").splitlines():
+        message = json.loads(line)
+        answers[message["id"]] = message["result"]
+    out = []
+    for n in range(1, len(calls) + 1):
+        result = answers[n]
+        out.append(result["content"][0]["text"] if result["isError"]
+                   else result["structuredContent"])
+    return out
+
+
+class TermsTest(unittest.TestCase):
+    """§21: terms are maximal runs of letters and digits, case-folded; a light English
+    folding makes inflections meet, never on a term under 4 letters, never on other
+    languages' words."""
+
+    def test_splitting(self):
+        self.assertEqual(mj.search_terms("Hand-over: the_session's 2nd QA-run!"),
+                         ["hand", "over", "the", "session", "s", "2nd", "qa", "run"])
+        self.assertEqual(mj.search_terms("GRÖSSE ÉTÉ naïve"), ["grösse", "été", "naïve"])
+        self.assertEqual(mj.search_terms(""), [])
+        self.assertEqual(mj.search_terms("—…—"), [])
+
+    def test_the_examples_meet_their_partners(self):
+        for a, b in (("rules", "rule"), ("policies", "policy"), ("handing", "hand"),
+                     ("sealed", "seal"), ("tests", "test"), ("running", "run"),
+                     ("ruled", "ruling"), ("scoped", "scope"), ("claims", "claim"),
+                     ("briefs", "brief"), ("classes", "class"), ("stopped", "stop")):
+            with self.subTest(a=a, b=b):
+                self.assertEqual(mj.fold_term(a), mj.fold_term(b))
+
+    def test_what_is_never_folded(self):
+        for term in ("is", "was", "has", "bus", "use", "ing", "status", "analysis", "class",
+                     "thing", "string", "need", "2026", "v1", "größe", "règles", "données",
+                     "правила"):
+            with self.subTest(term=term):
+                self.assertEqual(mj.fold_term(term), term)
+        # distinct words stay distinct
+        self.assertNotEqual(mj.fold_term("scope"), mj.fold_term("score"))
+        self.assertNotEqual(mj.fold_term("policy"), mj.fold_term("police"))
+
+    def test_the_index_finds_what_the_splitter_finds(self):
+        """The term index's text holds exactly the terms search_terms gives."""
+        texts = ["Rules, rules: RULED by ruling_rules", "naïve Straße—été; x_y z", "a\tb\nc"]
+        for text in texts:
+            with self.subTest(text=text):
+                normal = mj._normalised(text).split()
+                self.assertEqual([mj.fold_term(t) for t in normal], mj.search_terms(text))
+
+
+class ScoringTest(unittest.TestCase):
+    """The order on small layers built by hand (ranked mode, through the real program)."""
+
+    def search(self, repo, query, **extra):
+        p = support.run(["search", query, "--format", "json"] + sum(
+            (["--" + k, str(v)] for k, v in extra.items()), []), repo)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout.decode("utf-8"))
+
+    def test_a_title_match_above_a_body_match(self):
+        repo = layer(self, rule("body", "Something else", "The handover is described here."),
+                     rule("title", "Handover", "Nothing more."))
+        value = self.search(repo, "handover")
+        self.assertEqual(uris(value)[:2], [uri("title"), uri("body")])
+        self.assertGreater(value["hits"][0]["score"], value["hits"][1]["score"])
+
+    def test_a_phrase_above_scattered_terms(self):
+        repo = layer(self,
+                     rule("scattered", "Notes", "A brief note.\nThe campaign started late."),
+                     rule("phrase", "Notes too", "Keep the campaign brief as received."))
+        value = self.search(repo, "campaign brief")
+        self.assertEqual(uris(value)[:2], [uri("phrase"), uri("scattered")])
+
+    def test_inflections_and_word_order(self):
+        repo = layer(self, rule("hand", "Handing over a session", "How sessions are handed."))
+        for query in ("hand over sessions", "over hand session", "sessions handing"):
+            with self.subTest(query=query):
+                self.assertEqual(uris(self.search(repo, query))[:1], [uri("hand")])
+
+    def test_the_common_term_rule(self):
+        """A term more than half of the objects carry counts for the score but makes no hit
+        on its own, unless every term of the query is of that kind."""
+        # 12 of the 22 objects (the skeleton's 9 and 13 rules) carry "how do i"
+        common = [rule("c%d" % n, "Common %d" % n, "how do i read this") for n in range(12)]
+        repo = layer(self, rule("target", "Handover", "how do i hand over"), *common)
+        value = self.search(repo, "how do i hand over")
+        self.assertEqual(uris(value)[0], uri("target"))
+        self.assertFalse([u for u in uris(value) if "project.c" in u], uris(value))
+        value = self.search(repo, "how do i")
+        self.assertEqual(value["total"], 13)
+        self.assertIn(uri("target"), uris(value))
+
+    def test_tags_and_description_count(self):
+        repo = layer(self, rule("tagged", "A", "Body.", tags=["telemetry"]),
+                     rule("described", "B", "Body.", description="About telemetry."),
+                     rule("body", "C", "Telemetry in the body."))
+        value = self.search(repo, "telemetry")
+        self.assertEqual(uris(value)[0], uri("tagged"))
+        self.assertEqual(set(uris(value)), {uri("tagged"), uri("described"), uri("body")})
+
+    def test_front_matter_keys_do_not_match(self):
+        repo = layer(self, rule("x", "Plain", "Nothing."))
+        self.assertEqual(self.search(repo, "version")["total"], 0)
+        self.assertIn(uri("x"), uris(self.search(repo, "version", mode="substring")))
+
+    def test_snippet_and_score(self):
+        repo = layer(self, rule("s", "Notes", "First line about a session.\n\n"
+                                "The session handover line, with hand over words.\nLast."))
+        hit = self.search(repo, "session handover")["hits"][0]
+        self.assertEqual(list(hit)[-2:], ["score", "snippet"])
+        self.assertEqual(hit["snippet"], "The session handover line, with hand over words.")
+        self.assertEqual(hit["score"], round(hit["score"], 4))
+
+    def test_determinism(self):
+        repo = layer(self, *[rule("r%02d" % n, "Rule %d" % n, "scope and verification %d" % n)
+                             for n in range(30)])
+        answers = [self.search(repo, "verification scope", limit=200) for _ in range(2)]
+        self.assertEqual(answers[0], answers[1])
+        keys = [(-h["score"], h["uri"]) for h in answers[0]["hits"]]
+        self.assertEqual(keys, sorted(keys))
+
+
+class InterfacesTest(unittest.TestCase, support.ToolCalls):
+    """The same query gives the same hits and scores on MCP, HTTP and the CLI; the errors of
+    §7.5 on every interface."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.repo = support.make_repo(support._ClassScope(cls), skeleton=False)
+        support.copy_tree(REAL, cls.repo)
+        support.commit_all(cls.repo)
+        cls.s = support.McpSession(cls.repo)
+        cls.srv = support.HttpServer(cls.repo)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.s.close()
+        cls.srv.stop()
+
+    def test_one_answer_everywhere(self):
+        for arguments in ({"query": "how do I hand over a session"},
+                          {"query": "brief campaign", "limit": 3},
+                          {"query": "scope", "kind": "rule"},
+                          {"query": "Scope", "mode": "substring", "limit": 5}):
+            with self.subTest(arguments=arguments):
+                tool = self.tool("majordomus_search", arguments)
+                status, route = self.srv.get_json("/api/v1/search?"
+                                                  + urllib.parse.urlencode(arguments))
+                self.assertEqual(status, 200)
+                args = [arguments["query"], "--format", "json"]
+                for key in ("kind", "mode", "limit"):
+                    if key in arguments:
+                        args += ["--" + key, str(arguments[key])]
+                p = support.run(["search"] + args, self.repo)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(tool, route)
+                self.assertEqual(tool, json.loads(p.stdout.decode("utf-8")))
+
+    def test_the_text_form(self):
+        p = support.run(["search", "brief campaign", "--limit", "2"], self.repo)
+        lines = p.stdout.decode("utf-8").splitlines()
+        value = self.tool("majordomus_search", {"query": "brief campaign", "limit": 2})
+        self.assertEqual(lines, ["%.4f  %s  %s" % (h["score"], h["uri"], h["title"])
+                                 for h in value["hits"]]
+                         + ["%d of %d" % (value["count"], value["total"])])
+
+    def test_the_issue_s_questions(self):
+        """The questions the issue found unanswered are answered."""
+        for query, wanted in (("brief campaign", "project.a-brief-is-kept-as-received@1"),
+                              ("how do I hand over a session", "handing-over"),
+                              ("scope", "scope-integrity")):
+            with self.subTest(query=query):
+                value = self.tool("majordomus_search", {"query": query, "limit": 5})
+                self.assertTrue(any(wanted in u for u in uris(value)), uris(value))
+
+    def test_errors(self):
+        cases = [({"query": "x", "mode": "fuzzy"}, "invalid input: property 'mode'", 400,
+                  "invalid_input", 2, ["x", "--mode", "fuzzy"]),
+                 ({"query": "  "}, "refused: argument 'query' is required and must not be "
+                  "blank", 422, "refused", 10, ["  "]),
+                 ({"query": "x", "limit": 0}, "invalid input: property 'limit'", 400,
+                  "invalid_input", 2, ["x", "--limit", "0"]),
+                 ({"query": "x", "limit": 201}, "invalid input: property 'limit'", 400,
+                  "invalid_input", 2, ["x", "--limit", "201"]),
+                 ({"query": "x", "cursor": "mj1.bm9wZQ"}, "invalid input: parameter 'cursor'",
+                  400, "invalid_input", None, None)]
+        for arguments, text, status, code, exit_code, args in cases:
+            with self.subTest(arguments=arguments):
+                self.assertTrue(self.tool_error("majordomus_search", arguments).startswith(text))
+                got, body = self.srv.get_json("/api/v1/search?"
+                                              + urllib.parse.urlencode(arguments))
+                self.assertEqual((got, body["error"]["code"]), (status, code), body)
+                if args is not None:
+                    p = support.run(["search"] + args, self.repo)
+                    self.assertEqual(p.returncode, exit_code, p.stderr)
+                    self.assertEqual(p.stdout, b"")
+        # a substring cursor is no ranked cursor
+        page = self.tool("majordomus_search", {"query": "e", "mode": "substring", "limit": 1})
+        self.assertTrue(self.tool_error("majordomus_search", {
+            "query": "e", "cursor": page["next_cursor"]}).startswith("invalid input:"))
+
+
+class SubstringAsBeforeTest(unittest.TestCase):
+    """mode substring answers exactly what main answered at 0436a0f (§21)."""
+
+    def test_byte_for_byte(self):
+        work = support.tempdir(self)
+        archive = subprocess.run(["git", "-C", support.ROOT, "archive", BASELINE],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(archive.returncode, 0, "the test command clones main with its history: "
+                         + archive.stderr.decode("utf-8", "replace"))
+        old = os.path.join(work, "old")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(old)
+        subprocess.run([support.PYTHON, "build_zipapp.py"], cwd=old, check=True,
+                       stdout=subprocess.DEVNULL)
+        real = support.make_repo(self, skeleton=False, name="real")
+        support.copy_tree(REAL, real)
+        support.commit_all(real)
+        for repo in (support.make_repo(self, name="skeleton"), real):
+            queries = [{"query": q} for q in ("scope", "Scope", "policy.YAML", "a", "e", "—",
+                                              "hand over", "zzz-none")]
+            queries += [{"query": "e", "limit": 3}, {"query": "scope", "kind": "rule"},
+                        {"query": "the", "limit": 200}]
+            before = one_shot_mcp(os.path.join(old, "majordomus.pyz"), repo,
+                                  [("majordomus_search", q) for q in queries])
+            now = one_shot_mcp(support.PYZ, repo, [("majordomus_search", dict(q, mode="substring"))
+                                                   for q in queries])
+            for query, a, b in zip(queries, before, now):
+                with self.subTest(repo=os.path.basename(repo), query=query):
+                    self.assertEqual(json.dumps(a), json.dumps(b))
+            # and a cursor of the old build pages on in the new one
+            first = before[8]
+            rest = one_shot_mcp(support.PYZ, repo, [("majordomus_search", {
+                "query": "e", "limit": 3, "mode": "substring", "cursor": first["next_cursor"]})])
+            self.assertNotEqual(rest[0]["hits"], first["hits"])
+
+
+class LiveTest(unittest.TestCase, support.ToolCalls):
+    def test_an_edited_body_is_found(self):
+        path, text = rule("live", "Live rule", "Nothing special here.")
+        repo = layer(self, (path, text))
+        self.s = support.McpSession(repo)
+        self.addCleanup(self.s.close)
+        self.assertEqual(self.tool("majordomus_search", {"query": "quokka"})["total"], 0)
+        self.tool("majordomus_search", {"query": "special"})   # the term index is built
+        support.write(repo, path, text.replace("Nothing special here.",
+                                               "A quokka lives in this body now."))
+        deadline = time.time() + 10
+        while True:
+            value = self.tool("majordomus_search", {"query": "quokka"})
+            if value["total"] or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertEqual(uris(value), [uri("live")])
+        self.assertEqual(value["hits"][0]["snippet"], "A quokka lives in this body now.")
+        self.assertEqual(self.tool("majordomus_search", {"query": "special"})["total"], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
