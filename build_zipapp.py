@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Build majordomus.pyz: majordomus.py, __main__.py, schema/ and share/allow/ in one file.
+"""Build majordomus.pyz: majordomus.py, __main__.py, schema/, share/allow/ and share/ui/ in one
+file.
 
 Reproducible: entries sorted, timestamps and permissions fixed, so two builds of the same
 tree are byte-identical. The archive also carries majordomus.pyc, compiled by the building
@@ -25,7 +26,8 @@ def entries():
     with open(os.path.join(HERE, "majordomus.py"), "rb") as handle:
         found["majordomus.py"] = source = handle.read()
     found["majordomus.pyc"] = bytecode(source)
-    for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",))):
+    for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",)),
+                             ("share/ui", (".css", ".js"))):
         for name in sorted(os.listdir(os.path.join(HERE, folder))):
             if name.endswith(suffixes):
                 with open(os.path.join(HERE, folder, name), "rb") as handle:

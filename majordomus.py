@@ -3387,10 +3387,12 @@ class Listener:
     """A client that hears of changes: which lists it follows, which URIs, and how a
     notification reaches it (`send(method, params)`, a whole frame or event)."""
 
-    def __init__(self, send, resources_list=True, prompts_list=True, uris=()):
+    def __init__(self, send, resources_list=True, prompts_list=True, uris=(),
+                 generations=False):
         self.send = send
         self.resources_list, self.prompts_list = resources_list, prompts_list
         self.uris = set(uris)
+        self.generations = generations     # told of every new generation (a page, §22)
 
 
 class Live:
@@ -3651,6 +3653,8 @@ class Live:
                 for uri in sorted(listener.uris):
                     if _read_changed(old, new, uri):
                         listener.send("notifications/resources/updated", {"uri": uri})
+                if listener.generations:
+                    listener.send("generation", {"generation": new.number})
             except Exception:  # one client that cannot be told must not stop the others
                 log(DEBUG, "a notification could not be delivered",
                     traceback=_traceback_text())
@@ -4351,12 +4355,19 @@ class HttpProjection:
                     ("code", "message"))}, ("error",))},
                 "responses": responses}}
 
-    def answer(self, method, target):
-        """(status, body bytes) for a GET/HEAD request target; raise HttpError."""
+    def answer(self, method, target, headers=None):
+        """The JSON body (bytes) of a GET/HEAD request target, or a Page (§22); raise
+        HttpError."""
         path, _, query = target.partition("?")
         path = _percent_decode(path, plus=False)
         if method not in ("GET", "HEAD", "POST"):
             raise HttpError(405, "method_not_allowed", "method %s is not served" % method)
+        headers = headers or {}
+        if path == UI_PREFIX or path.startswith(UI_PREFIX + "/"):
+            return ui_pages(self.gen).answer(method, path, query,
+                                             headers.get("host") or "127.0.0.1")
+        if path == "/" and method != "POST" and wants_html(headers.get("accept")):
+            return Page(303, b"", headers=[("Location", UI_PREFIX + "/")])
         if path not in self.paths:
             raise HttpError(404, "not_found", "no route %s %s; the routes are listed at "
                             "/openapi.json" % (method, path))
@@ -4505,7 +4516,8 @@ def _parse_head(head):
     return parts[0], parts[1], parts[2], headers
 
 
-def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False):
+def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False,
+             content_type="application/json"):
     """One response head and body. An event stream (§19) has no Content-Length: its body
     ends with the connection."""
     from http import HTTPStatus
@@ -4515,7 +4527,7 @@ def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False):
     if stream:
         lines += ["Content-Type: text/event-stream", "X-Accel-Buffering: no"]
     elif status != 204:
-        lines += ["Content-Type: application/json", "Content-Length: %d" % len(body)]
+        lines += ["Content-Type: " + content_type, "Content-Length: %d" % len(body)]
     lines.append("Cache-Control: no-store")
     lines += ["%s: %s" % pair for pair in extra]
     lines.append("Connection: " + ("keep-alive" if keep_alive and not stream else "close"))
@@ -4528,6 +4540,458 @@ def _error_body(code, message, data=None):
     if data is not None:
         error["data"] = data
     return _pretty({"error": error})
+
+
+# The human view (§22): server-rendered pages of the current generation, a projection like
+# the routes above (a page never reads a file itself), memoised per generation where it
+# pays; one stylesheet and one small script from the archive; every value escaped.
+
+UI_PREFIX = "/ui"
+UI_EVENTS = "/ui/events"
+UI_PAGE = 50              # objects a kind page shows
+UI_CAPABILITIES = 100     # declarative capabilities a capabilities page shows
+UI_STATIC = {"majordomus.css": "text/css; charset=utf-8",
+             "live.js": "text/javascript; charset=utf-8"}
+UI_HEADERS = [
+    ("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; "
+     "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; "
+     "frame-ancestors 'none'"),
+    ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
+_HTML = "text/html; charset=utf-8"
+
+
+class Page:
+    """An answer that is not the JSON of a capability: a page, a stylesheet, a redirect."""
+
+    __slots__ = ("status", "body", "content_type", "headers")
+
+    def __init__(self, status, body, content_type=_HTML, headers=()):
+        self.status, self.body, self.content_type = status, body, content_type
+        self.headers = UI_HEADERS + list(headers)
+
+
+def _h(value):
+    """Text made safe for HTML, in content and in quoted attributes alike."""
+    return (str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))
+
+
+def _q(value):
+    from urllib.parse import quote
+    return quote(value, safe="")
+
+
+def wants_html(accept):
+    """Does an Accept header rank text/html above application/json (what a browser sends)?"""
+    def quality(wanted):
+        best, rank = 0.0, -1
+        for part in (accept or "").split(","):
+            media, _, params = part.strip().partition(";")
+            media = media.strip().lower()
+            kind = wanted.split("/")[0] + "/*"
+            order = 2 if media == wanted else 1 if media == kind else 0 if media == "*/*" else -1
+            if order < 0 or order < rank:
+                continue
+            q = 1.0
+            for param in params.split(";"):
+                name, _, value = param.strip().partition("=")
+                if name.strip() == "q":
+                    try:
+                        q = float(value)
+                    except ValueError:
+                        q = 0.0
+            if order > rank or q > best:
+                best, rank = q, order
+        return best
+    return quality("text/html") > quality("application/json")
+
+
+_UI_DATA = {}   # the stylesheet and the script, read from the archive once per process
+
+
+def ui_static(name):
+    if name not in _UI_DATA:
+        _UI_DATA[name] = read_embedded("share/ui/" + name)
+    return _UI_DATA[name]
+
+
+class UiPages:
+    """The pages of one generation (§22)."""
+
+    def __init__(self, gen):
+        self.gen = gen
+        self._objects = {}        # object URI -> its page (rendered on first request)
+
+    # -- routing ------------------------------------------------------------------------
+
+    def answer(self, method, path, query, host):
+        if method == "POST":
+            return self.error(405, "Not served", "%s %s is not served; pages are read with "
+                              "GET." % (method, path), [("Allow", "GET, HEAD")])
+        params = _ui_params(query)
+        if path == UI_PREFIX:
+            return Page(303, b"", headers=[("Location", UI_PREFIX + "/")])
+        if path == UI_PREFIX + "/":
+            return self.html(self.gen.memo("ui.overview." + host, lambda: self.overview(host)))
+        if path.startswith(UI_PREFIX + "/static/"):
+            name = path[len(UI_PREFIX + "/static/"):]
+            if name in UI_STATIC:
+                return Page(200, ui_static(name), UI_STATIC[name])
+        elif path.startswith(UI_PREFIX + "/kind/"):
+            return self.kind(path[len(UI_PREFIX + "/kind/"):], params)
+        elif path == UI_PREFIX + "/object":
+            return self.object(params.get("uri", ""))
+        elif path == UI_PREFIX + "/search":
+            return self.search(params)
+        elif path == UI_PREFIX + "/diagnostics":
+            return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
+        elif path == UI_PREFIX + "/capabilities":
+            return self.capabilities(params.get("after"))
+        return self.error(404, "Not found", "No page is served at %s." % path)
+
+    def html(self, text, status=200):
+        return Page(status, text.encode("utf-8"))
+
+    def error(self, status, title, message, headers=()):
+        page = self.html(self.layout(title, "<h1>%s</h1><p class=\"lede\">%s</p><p><a href="
+                                     "\"%s/\">Back to the overview</a></p>"
+                                     % (_h(title), _h(message), UI_PREFIX)), status)
+        page.headers += list(headers)
+        return page
+
+    # -- the frame every page shares ----------------------------------------------------
+
+    def layout(self, title, main, current=None):
+        gen, index = self.gen, self.gen.index
+        name = _h(os.path.basename(gen.root.rstrip("/")) or gen.root)
+        links = [("/", "Overview"), ("/diagnostics", "Diagnostics (%d)" % len(index.diagnostics)),
+                 ("/capabilities", "Capabilities")]
+        nav = "".join('<li><a href="%s%s"%s>%s</a></li>' % (
+            UI_PREFIX, href, ' aria-current="page"' if href == current else "", _h(label))
+            for href, label in links)
+        state = self.state()
+        live = "on" if gen.live is not None and gen.live.watch else "off"
+        return (
+            '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            '<title>%s \u00b7 %s \u00b7 majordomus</title>\n'
+            '<link rel="stylesheet" href="%s/static/majordomus.css">\n'
+            '<script src="%s/static/live.js" defer></script>\n</head>\n'
+            '<body data-generation="%d" data-live="%s">\n'
+            '<a class="skip" href="#main">Skip to the content</a>\n'
+            '<header class="top"><nav aria-label="Pages">'
+            '<a class="brand" href="%s/">majordomus <span>%s</span></a><ul>%s</ul>'
+            '<form role="search" action="%s/search" method="get">'
+            '<label class="visually-hidden" for="top-q">Search the layer</label>'
+            '<input id="top-q" type="search" name="q" placeholder="Search the layer">'
+            '<button type="submit">Search</button></form></nav></header>\n'
+            '<main id="main">\n%s\n</main>\n'
+            '<footer><p>Generation %d \u00b7 state <span class="badge state-%s">%s</span>'
+            ' \u00b7 read-only <span id="live-note" aria-live="polite"></span></p></footer>\n'
+            '</body>\n</html>\n' % (
+                _h(title), name, UI_PREFIX, UI_PREFIX, gen.number, live, UI_PREFIX, name, nav,
+                UI_PREFIX, main, gen.number, state, state))
+
+    def state(self):
+        live = self.gen.live
+        return "stale" if live is not None and live.stale else self.gen.index.state
+
+    def object_link(self, obj):
+        return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(obj.uri),
+                                                      _h(obj.title or obj.identity))
+
+    # -- the pages ----------------------------------------------------------------------
+
+    def overview(self, host):
+        gen, index = self.gen, self.gen.index
+        name = os.path.basename(gen.root.rstrip("/")) or gen.root
+        parts = ['<h1>%s</h1>' % _h(name),
+                 '<p class="lede">The AI layer of this repository, as the MCP server, the REST '
+                 'API and the command line serve it. Nothing here writes anything.</p>']
+        live = gen.live
+        if live is not None and live.stale:
+            parts.append('<section class="alert" aria-labelledby="stale"><h2 id="stale">The '
+                         'layer cannot be read again</h2><p>Still serving generation %d: '
+                         '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
+        if index.diagnostics:
+            parts.append('<section class="alert" aria-labelledby="diag"><h2 id="diag">%d '
+                         'diagnostic(s)</h2>%s<p><a href="%s/diagnostics">Every diagnostic, '
+                         'grouped by code</a></p></section>' % (
+                             len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
+                             UI_PREFIX))
+        summary = gen.registry.summary
+        cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
+                 ("Objects", "%d" % len(index.objects)),
+                 ("Diagnostics", "%d" % len(index.diagnostics)),
+                 ("Branch", _h(gen.branch or "(none)")),
+                 ("HEAD", "<code>%s</code>" % _h(gen.head[:12]) if gen.head else "(none)"),
+                 ("Generation", "%d" % gen.number)]
+        parts.append('<dl class="cards">%s</dl>' % "".join(
+            '<div class="card"><dt>%s</dt><dd>%s</dd></div>' % (label, value)
+            for label, value in cards))
+        rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
+                       % (UI_PREFIX, _q(kind), _h(kind), count)
+                       for kind, count in index.kinds.items())
+        parts.append('<h2 id="kinds">Kinds</h2><div class="table-wrap"><table aria-labelledby='
+                     '"kinds"><thead><tr><th scope="col">Kind</th><th scope="col" class="num">'
+                     'Objects</th></tr></thead><tbody>%s</tbody></table></div>'
+                     % (rows or '<tr><td colspan="2">No object.</td></tr>'))
+        parts.append('<h2 id="caps">Capabilities</h2><p>%d capabilities: %d builtin, %d '
+                     'declarative; %d MCP tools, %d MCP resources, %d REST routes, %d CLI '
+                     'commands. <a href="%s/capabilities">The registry</a></p>' % (
+                         summary["total"], summary["builtin"], summary["declarative"],
+                         summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
+                         summary["cli_commands"], UI_PREFIX))
+        url = {"mcpServers": {"majordomus": {"type": "http", "url": "http://%s/mcp" % host}}}
+        stdio = {"mcpServers": {"majordomus": {"command": "python3", "args": [
+            "majordomus.pyz", "mcp", "--repo", "."]}}}
+        parts.append('<h2 id="connect">Connect an MCP client</h2><p>To this server, by URL '
+                     '(it follows the layer while it runs):</p><pre><code>%s</code></pre>'
+                     '<p>Or spawned by the client for each session, from <code>.mcp.json</code> '
+                     'at the repository root, with <code>majordomus.pyz</code> beside it:</p>'
+                     '<pre><code>%s</code></pre>' % (_h(json.dumps(url, indent=2)),
+                                                      _h(json.dumps(stdio, indent=2))))
+        return self.layout("Overview", "\n".join(parts), "/")
+
+    def kind(self, kind, params):
+        from urllib.parse import unquote
+        kind = unquote(kind)
+        index = self.gen.index
+        if kind not in index.kinds:
+            return self.error(404, "Not found", "This repository has no object of kind '%s'."
+                              % kind)
+        members = self.gen.memo("ui.kind." + kind,
+                                lambda: [o for o in index.objects if o.kind == kind])
+        import bisect
+        keys = self.gen.memo("ui.kind.keys." + kind, lambda: [o.uri for o in members])
+        if params.get("before"):
+            end = bisect.bisect_left(keys, params["before"])
+            start = max(0, end - UI_PAGE)
+        else:
+            start = bisect.bisect_right(keys, params["after"]) if params.get("after") else 0
+            end = start + UI_PAGE
+        chosen = members[start:end]
+        rows = "".join(
+            '<tr><td>%s</td><td><code>%s</code></td><td class="path">%s</td><td>%s</td></tr>'
+            % (self.object_link(o), _h(o.identity), _h(o.path), _h(o.description or ""))
+            for o in chosen)
+        pager = []
+        if start > 0 and chosen:
+            pager.append('<a rel="prev" href="%s/kind/%s?before=%s">Previous %d</a>'
+                         % (UI_PREFIX, _q(kind), _q(chosen[0].uri), UI_PAGE))
+        if end < len(members) and chosen:
+            pager.append('<a rel="next" href="%s/kind/%s?after=%s">Next %d</a>'
+                         % (UI_PREFIX, _q(kind), _q(chosen[-1].uri), UI_PAGE))
+        body = ('<p class="crumbs"><a href="%s/">Overview</a> / kind</p><h1>%s</h1>'
+                '<p class="lede">%d object(s) of kind %s; %d to %d shown.</p>'
+                '<div class="table-wrap"><table><thead><tr><th scope="col">Title</th>'
+                '<th scope="col">Identity</th><th scope="col">Path</th><th scope="col">'
+                'Description</th></tr></thead><tbody>%s</tbody></table></div>'
+                '<nav class="pager" aria-label="Pages of this kind">%s</nav>' % (
+                    UI_PREFIX, _h(kind), len(members), _h(kind), start + 1 if chosen else 0,
+                    start + len(chosen), rows, "".join(pager)))
+        return self.html(self.layout("Kind %s" % kind, body))
+
+    def object(self, uri):
+        page = self._objects.get(uri)
+        if page is None:
+            obj = self.gen.index.by_uri.get(uri)
+            if obj is None:
+                return self.error(404, "Not found", "Nothing is served at %s." % (uri or "(no "
+                                                                                 "URI)"))
+            page = self._render_object(obj)
+            if len(self._objects) < 256:
+                self._objects[uri] = page
+        return self.html(page)
+
+    def _render_object(self, obj):
+        registry = self.gen.registry
+        parts = ['<p class="crumbs"><a href="%s/">Overview</a> / <a href="%s/kind/%s">%s</a>'
+                 '</p><h1>%s</h1>' % (UI_PREFIX, UI_PREFIX, _q(obj.kind), _h(obj.kind),
+                                      _h(obj.title or obj.identity))]
+        if obj.description:
+            parts.append('<p class="lede">%s</p>' % _h(obj.description))
+        parts.append('<div class="copy"><label class="visually-hidden" for="uri">URI</label>'
+                     '<input id="uri" type="text" readonly value="%s" size="60" data-copy '
+                     'aria-label="the URI"></div>' % _h(obj.uri))
+        origin = obj.provenance
+        facts = [("Kind", _h(obj.kind)), ("Identity", "<code>%s</code>" % _h(obj.identity)),
+                 ("Path", "<code>%s</code>" % _h(origin["path"])),
+                 ("Class", _h(origin["source_class"])),
+                 ("Section", _h(origin.get("section", "(none)"))),
+                 ("Media type", _h(obj.media_type)), ("Bytes", "%d" % origin["bytes"])]
+        if "member" in origin:
+            facts.append(("Member", "<code>%s</code>" % _h(origin["member"])))
+        parts.append('<h2 id="prov">Provenance</h2>' + _facts(facts, "prov"))
+        if obj.metadata:
+            parts.append('<h2 id="meta">Metadata</h2>' + _facts(
+                [(_h(key), _metadata_value(value)) for key, value in obj.metadata.items()],
+                "meta"))
+        parts.append('<h2 id="content">Content</h2>')
+        if obj.media_type == "text/markdown":
+            parts.append('<div class="content">%s</div>' % render_markdown(
+                obj.body if obj.body is not None else obj.content))
+        else:
+            parts.append('<pre><code>%s</code></pre>' % _h(obj.content))
+        parts.append('<details><summary>The exact source (%d bytes)</summary><pre><code>%s'
+                     '</code></pre></details>' % (origin["bytes"], _h(obj.content)))
+        descriptor = registry.by_uri[obj.uri]
+        mcp = descriptor["exposure"]["mcp"]
+        getter = registry.by_id["objects.get"]["exposure"]
+        served = [("MCP resource", "<code>resources/read</code> <code>%s</code>"
+                   % _h(json.dumps({"uri": mcp["resource"]["uri"]}))),
+                  ("MCP tool", "<code>%s</code> <code>%s</code>" % (
+                      _h(getter["mcp"]["tool"]), _h(json.dumps({"uri": obj.uri})))),
+                  ("REST", '<a href="%s?uri=%s"><code>GET %s?uri=%s</code></a>' % (
+                      _h(getter["http"]["path"]), _q(obj.uri), _h(getter["http"]["path"]),
+                      _h(_q(obj.uri)))),
+                  ("CLI", "<code>majordomus %s %s</code>" % (
+                      _h(" ".join(getter["cli"]["path"])), _h(_shell_word(obj.uri))))]
+        if "prompt" in mcp:
+            body = obj.body if obj.body is not None else obj.content
+            arguments = placeholders(body)
+            prompt = registry.by_id["prompts.get"]["exposure"]
+            served.append(("MCP prompt", "<code>prompts/get</code> <code>%s</code>; arguments: %s"
+                           % (_h(json.dumps({"name": mcp["prompt"]["name"]})), ", ".join(
+                               "<code>%s</code>" % _h(a) for a in arguments) or "none")))
+            served.append(("CLI prompt", "<code>majordomus %s %s%s</code>" % (
+                _h(" ".join(prompt["cli"]["path"])), _h(_shell_word(mcp["prompt"]["name"])),
+                "".join(" --arg %s=\u2026" % _h(a) for a in arguments))))
+        parts.append('<h2 id="served">Where it is served</h2><dl class="interfaces">%s</dl>'
+                     % "".join("<dt>%s</dt><dd>%s</dd>" % pair for pair in served))
+        return self.layout(obj.title or obj.identity, "\n".join(parts))
+
+    def search(self, params):
+        query = params.get("q", "")
+        form = ('<form class="search-form" role="search" action="%s/search" method="get">'
+                '<label class="visually-hidden" for="q">Search the layer</label>'
+                '<input id="q" type="search" name="q" value="%s" placeholder="Ask in plain '
+                'words"><button type="submit">Search</button></form>' % (UI_PREFIX, _h(query)))
+        parts = ['<h1>Search</h1>', form]
+        title = "Search"
+        if query.strip():
+            arguments = {"query": query}
+            if params.get("cursor"):
+                arguments["cursor"] = params["cursor"]
+            try:
+                value = self.gen.execute("objects.search", arguments)
+            except CapabilityError as exc:
+                return self.error(400, "Search", exc.message)
+            title = "Search: %s" % query
+            items = []
+            for hit in value["hits"]:
+                items.append('<li><div class="title"><a href="%s/object?uri=%s">%s</a> '
+                             '<span class="badge">%s</span></div><div class="where">%s '
+                             '\u00b7 score %.4f</div>%s</li>' % (
+                                 UI_PREFIX, _q(hit["uri"]), _h(hit.get("title", hit["identity"])),
+                                 _h(hit["kind"]), _h(hit["uri"]), hit["score"],
+                                 '<p class="snippet">%s</p>' % _h(hit["snippet"])
+                                 if "snippet" in hit else ""))
+            parts.append('<p class="lede" role="status">%d of %d hit(s) for \u201c%s\u201d.</p>'
+                         % (value["count"], value["total"], _h(query)))
+            parts.append('<ol class="hits">%s</ol>' % "".join(items) if items else
+                         "<p>Nothing carries these words.</p>")
+            if "next_cursor" in value:
+                parts.append('<nav class="pager" aria-label="More hits"><a rel="next" href="'
+                             '%s/search?q=%s&amp;cursor=%s">More hits</a></nav>'
+                             % (UI_PREFIX, _q(query), _q(value["next_cursor"])))
+        return self.html(self.layout(title, "\n".join(parts)))
+
+    def diagnostics(self):
+        groups = {}
+        for diagnostic in self.gen.index.diagnostics:
+            groups.setdefault(diagnostic.code, []).append(diagnostic)
+        parts = ['<h1>Diagnostics</h1><p class="lede">%d diagnostic(s); a file with an error '
+                 'is left out of the index, the rest is served.</p>'
+                 % len(self.gen.index.diagnostics)]
+        for code, found in sorted(groups.items()):
+            parts.append('<h2 id="code-%s"><code>%s</code> (%d)</h2>%s' % (
+                _h(code), _h(code), len(found), _diagnostic_table(found)))
+        if not groups:
+            parts.append("<p>None: every discovered file is served.</p>")
+        return self.layout("Diagnostics", "\n".join(parts), "/diagnostics")
+
+    def capabilities(self, after):
+        import bisect
+        registry = self.gen.registry
+        ids = registry.ids
+        builtin = [i for i in ids if registry.by_id[i]["kind"] != "resource"]
+        declarative = self.gen.memo("ui.declarative", lambda: [
+            i for i in ids if registry.by_id[i]["kind"] == "resource"])
+        start = bisect.bisect_right(declarative, after) if after else 0
+        chosen = declarative[start:start + UI_CAPABILITIES]
+        parts = ['<h1>Capabilities</h1><p class="lede">Every interface is a projection of this '
+                 'registry: %d capabilities.</p>' % len(ids),
+                 '<h2 id="builtin">Builtin</h2>' + _capability_table(registry, builtin),
+                 '<h2 id="declarative">Declarative (one per object)</h2><p>%d to %d of %d.</p>'
+                 % (start + 1 if chosen else 0, start + len(chosen), len(declarative))
+                 + _capability_table(registry, chosen)]
+        if start + UI_CAPABILITIES < len(declarative):
+            parts.append('<nav class="pager" aria-label="More capabilities"><a rel="next" '
+                         'href="%s/capabilities?after=%s">Next %d</a></nav>'
+                         % (UI_PREFIX, _q(chosen[-1]), UI_CAPABILITIES))
+        return self.html(self.layout("Capabilities", "\n".join(parts), "/capabilities"))
+
+
+def render_markdown(text):   # placeholder until the renderer lands
+    return "<pre>%s</pre>" % _h(text)
+
+
+def ui_pages(gen):
+    return gen.memo("ui", lambda: UiPages(gen))
+
+
+def _ui_params(query):
+    """A page's query parameters (the last of a repeated one wins; a page forgives)."""
+    out = {}
+    for pair in query.split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            try:
+                out[_percent_decode(name, True)] = _percent_decode(value, True)
+            except HttpError:
+                continue
+    return out
+
+
+def _shell_word(text):
+    import shlex
+    return shlex.quote(text)
+
+
+def _facts(rows, label):
+    return ('<div class="table-wrap"><table class="meta" aria-labelledby="%s"><tbody>%s'
+            '</tbody></table></div>' % (label, "".join(
+                '<tr><th scope="row">%s</th><td>%s</td></tr>' % row for row in rows)))
+
+
+def _metadata_value(value):
+    text = render_scalar(value)
+    if text is not None:
+        return _h(text)
+    return "<code>%s</code>" % _h(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _diagnostic_table(diagnostics):
+    rows = "".join('<tr><td><span class="badge sev-%s">%s</span></td><td><code>%s</code></td>'
+                   '<td class="path">%s</td><td>%s</td></tr>' % (
+                       d.severity, d.severity, _h(d.code), _h(d.path or "-"), _h(d.message))
+                   for d in diagnostics)
+    return ('<div class="table-wrap"><table><thead><tr><th scope="col">Severity</th>'
+            '<th scope="col">Code</th><th scope="col">Path</th><th scope="col">Message</th>'
+            '</tr></thead><tbody>%s</tbody></table></div>' % rows)
+
+
+def _capability_table(registry, ids):
+    rows = []
+    for cap_id in ids:
+        descriptor = registry.by_id[cap_id]
+        mcp, http, cli = _exposure_text(descriptor)
+        rows.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
+                    '</tr>' % (_h(cap_id), _h(descriptor["kind"]), _h(mcp), _h(http), _h(cli)))
+    return ('<div class="table-wrap"><table><thead><tr><th scope="col">Id</th><th scope="col">'
+            'Kind</th><th scope="col">MCP</th><th scope="col">HTTP</th><th scope="col">CLI</th>'
+            '</tr></thead><tbody>%s</tbody></table></div>' % "".join(rows))
 
 
 def make_http_handler(live, mcp):
@@ -4615,15 +5079,22 @@ def make_http_handler(live, mcp):
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
                 if target.partition("?")[0] == MCP_PATH:
                     return self.mcp(method, headers, body, keep_alive), pending
+                if target.partition("?")[0] == UI_EVENTS and method != "POST":
+                    return self.events(head_only), pending
                 try:
                     # The freshness check runs outside the lock: a request that arrives
                     # during a rebuild is answered from the previous generation (§15.1).
                     projection = http_projection(live.current())
                     with running:
-                        body = projection.answer("GET" if head_only else method, target)
+                        body = projection.answer("GET" if head_only else method, target,
+                                                 headers)
                 finally:
                     in_flight.release()
-                _respond(self.request, 200, body, head_only, keep_alive)
+                if isinstance(body, Page):
+                    _respond(self.request, body.status, body.body, head_only, keep_alive,
+                             body.headers, content_type=body.content_type)
+                else:
+                    _respond(self.request, 200, body, head_only, keep_alive)
                 return keep_alive, pending
             except HttpError as exc:
                 self.fail(exc, head_only, keep_alive)
@@ -4643,6 +5114,41 @@ def make_http_handler(live, mcp):
                     raise OSError("the client left mid-body")
                 pending += chunk
             return pending[:length], pending[length:]
+
+        def events(self, head_only):
+            """/ui/events (§22): the generation now, then each new one, as server-sent
+            events; counted with /mcp's streams."""
+            try:
+                stream = mcp._stream()
+                if stream is not None:
+                    gen = live.current()
+                    stream.put(_json_bytes({"generation": gen.number}))
+            finally:
+                in_flight.release()
+            if stream is None:
+                raise HttpError(503, "busy", "%d event streams are open; try again"
+                                % MAX_STREAMS, [("Retry-After", "1")])
+            if head_only:
+                stream.closed()
+                _respond(self.request, 200, b"", True, False, UI_HEADERS, stream=True)
+                return False
+            listener = Listener(lambda method, params: stream.put(_json_bytes(params)),
+                                resources_list=False, prompts_list=False, generations=True)
+            release = stream.release
+
+            def closed():
+                live.unlisten(listener)
+                release()
+            stream.release = closed
+            live.listen(listener)
+            try:
+                _respond(self.request, 200, b"", False, False, UI_HEADERS, stream=True)
+                self.request.sendall(b"retry: 1000\n\n")
+            except BaseException:
+                stream.closed()
+                raise
+            serve_stream(self.request, stream)
+            return False
 
         def mcp(self, method, headers, body, keep_alive):
             """/mcp (§19), admitted like any request; an event stream, once its head is
