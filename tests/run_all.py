@@ -9,7 +9,8 @@
      interpreter's modules in SHARDS processes, JOBS processes at a time;
   beside it, one after another:
   3. a virtual environment .venv/ (gitignored) with the official MCP Python SDK, jsonschema,
-     an OpenAPI validator and pyflakes, and the tests that need them (VENV_MODULES);
+     an OpenAPI validator, pyflakes and selenium, and the tests that need them (VENV_MODULES),
+     the browser tests in Debian's headless Chromium with axe-core (tests/toolchain.py);
   4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp
      and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
   5. pyflakes over the product and the tests;
@@ -36,7 +37,8 @@ import toolchain  # noqa: E402
 
 VENV = os.path.join(ROOT, ".venv")
 # mcp 2.x has the 2026-07-28 Client; the stamp holds this list, so a change rebuilds .venv.
-VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes"]
+VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes",
+                 "selenium>=4.20,<5"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
 SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
@@ -287,7 +289,7 @@ SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
 VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
-                "test_http.HttpRoutesTest.test_openapi"]
+                "test_http.HttpRoutesTest.test_openapi", "venv_browser_selftest"]
 
 
 def shards():
@@ -326,16 +328,32 @@ def merged(futures):
     return total, "\n".join(outputs), record
 
 
+def browser_env(tally, lines):
+    """Chromium, chromedriver and axe-core (installed when missing), as the variables the
+    browser tests read; a tool that cannot be had is a failed check, with its reason."""
+    chromium, why = toolchain.chromium(say)
+    axe, why_axe = toolchain.axe_core(say)
+    if not chromium or not axe:
+        lines.append("browser: cannot be had (%s)" % (why or why_axe))
+        tally.add(0, 1, note="the browser tests have no browser: %s" % (why or why_axe))
+        return {}
+    lines.append("browser: %s, chromedriver %s, %s" % (
+        chromium["version"], chromium["driver_version"], toolchain.AXE_CORE.replace("@", " ")))
+    return {"MAJORDOMUS_CHROMIUM": chromium["chromium"],
+            "MAJORDOMUS_CHROMEDRIVER": chromium["chromedriver"], "MAJORDOMUS_AXE": axe}
+
+
 def extras(tally, venv_ready):
     """What runs beside the unit suites, one after another; its lines are printed at the
     end: the venv tests (the SDK, the allow-list proof, OpenAPI), the judges, lint, cases."""
     lines = []
     venv = venv_ready()
     if venv:
+        env = dict(browser_env(tally, lines), MAJORDOMUS_REQUIRE_VALIDATOR="1")
         started = time.time()
-        summary, output = run_unit(venv, VENV_MODULES, {"MAJORDOMUS_REQUIRE_VALIDATOR": "1"})
-        lines.append(unit_line("venv (mcp SDK, jsonschema, openapi-spec-validator)", summary,
-                               output, started))
+        summary, output = run_unit(venv, VENV_MODULES, env)
+        lines.append(unit_line("venv (mcp SDK, jsonschema, openapi-spec-validator, selenium)",
+                               summary, output, started))
         tally.add(summary["passed"], summary["failed"], summary["skipped"])
     started = time.time()
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "judges.py")], cwd=ROOT,

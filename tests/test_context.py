@@ -5,7 +5,6 @@ a README edited under a running `mcp`, and `tracks` matching proven against git 
 import json
 import os
 import random
-import shutil
 import time
 import unittest
 import urllib.parse

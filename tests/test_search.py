@@ -3,7 +3,6 @@ built by hand, determinism, one answer on MCP, HTTP and the CLI, the substring m
 as main at 0436a0f answered it, a rule edited under a running `mcp`, and the errors."""
 import json
 import os
-import shutil
 import subprocess
 import tarfile
 import io

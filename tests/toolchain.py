@@ -9,16 +9,19 @@
     their own absolute paths, /proc, the host's /dev and a fresh /tmp.
   * Node 22 and the MCP judges (the conformance suite and the Inspector CLI), installed from the
     npm registry into .tools/ in the checkout (gitignored), with a stamp so that reruns are fast.
+  * The browser the HTML pages are proven in: Debian's chromium and chromium-driver (apt-get on
+    the host), and axe-core from the npm registry in .tools/axe (tests/browser.py drives them).
 
 Every public function answers (value, reason): value is None when the tool cannot be had
 here, and reason then says why in one line.
 
-Usage: python3 tests/toolchain.py [status|sid|node|judges] [--refresh]
+Usage: python3 tests/toolchain.py [status|sid|node|judges|chromium|axe] [--refresh]
 """
 import fcntl
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -48,6 +51,12 @@ JUDGE_PACKAGES = [CONFORMANCE, INSPECTOR]
 CONFORMANCE_JS = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
 INSPECTOR_JS = "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 STAMP = ".majordomus-stamp"
+CHROMIUM_PACKAGES = ["chromium", "chromium-driver"]
+CHROMIUM_LAUNCHER = "/usr/bin/chromium"       # Debian's shell wrapper around the binary below
+CHROMIUM_BINARY = "/usr/lib/chromium/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+AXE_CORE = "axe-core@4.14.1"    # the newest 4.x on the registry when this was written
+AXE_JS = "node_modules/axe-core/axe.min.js"
 # One setup step (debootstrap, apt-get, npm install) normally takes well under a minute here;
 # one that hangs on a network that drops packets is given up after this many seconds.
 SETUP_TIMEOUT = 300
@@ -485,6 +494,90 @@ def judge_env(home=None, base=None):
     return env
 
 
+# --- Chromium, chromedriver and axe-core ------------------------------------------------------
+
+def _chromium_versions():
+    """({"chromium": path, "chromedriver": path, "version": "Chromium N…", "driver_version":
+    "N…", "launcher": path}, None) for the installed packages, or (None, reason)."""
+    binary = CHROMIUM_BINARY if os.access(CHROMIUM_BINARY, os.X_OK) else shutil.which("chromium")
+    driver = CHROMEDRIVER if os.access(CHROMEDRIVER, os.X_OK) else shutil.which("chromedriver")
+    if not binary or not driver:
+        return None, "%s is not installed" % ("chromium" if not binary else "chromedriver")
+    code, out = _run([binary, "--version"], timeout=60)
+    found = re.search(r"Chromium (\d+)[.\d]*", out)
+    if code != 0 or not found:
+        return None, "%s --version answered %r (exit %d)" % (binary, _tail(out, 1)[:80], code)
+    code, out2 = _run([driver, "--version"], timeout=60)
+    found2 = re.search(r"ChromeDriver (\d+)[.\d]*", out2)
+    if code != 0 or not found2:
+        return None, "%s --version answered %r (exit %d)" % (driver, _tail(out2, 1)[:80], code)
+    if found.group(1) != found2.group(1):
+        return None, "%s is %s but %s is %s: the majors must match" % (
+            binary, found.group(0), driver, found2.group(0))
+    return {"chromium": binary, "chromedriver": driver, "version": found.group(0),
+            "driver_version": found2.group(0).split()[-1],
+            "launcher": CHROMIUM_LAUNCHER if os.path.exists(CHROMIUM_LAUNCHER) else binary}, None
+
+
+def chromium(log=None):
+    """({"chromium": path, "chromedriver": path, "version": "Chromium N.…", "driver_version":
+    "N.…", "launcher": "/usr/bin/chromium"}, None) or (None, reason): Debian's chromium and
+    chromium-driver, installed with apt-get when they are not there yet (apt-get update first
+    only when the install fails for want of package lists). "chromium" is the browser binary
+    itself, which Debian's launcher script /usr/bin/chromium starts after sourcing
+    /etc/chromium.d (flags that turn remote extensions on; the test browser wants none)."""
+    log = _quiet(log)
+    tools, why = _chromium_versions()
+    if tools:
+        return tools, None
+    if not sys.platform.startswith("linux") or not shutil.which("apt-get"):
+        return None, "%s, and there is no apt-get to install it" % why
+    if os.geteuid() != 0:
+        return None, "%s, and apt-get install needs root" % why
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    # Another apt-get (a second test command) holds the lock for a while: wait for it.
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends",
+               "-o", "DPkg::Lock::Timeout=%d" % (SETUP_TIMEOUT // 2)] + CHROMIUM_PACKAGES
+    log("chromium: %s (%s)" % (" ".join(install), why))
+    code, out = _run(install, env=env)
+    if code != 0 and re.search(r"Unable to locate package|has no installation candidate|"
+                               r"is not available|Failed to fetch|404\s+Not Found", out):
+        log("chromium: apt-get update (the package lists are missing or stale)")
+        code, out2 = _run(["apt-get", "update", "-q",
+                           "-o", "DPkg::Lock::Timeout=%d" % (SETUP_TIMEOUT // 2)], env=env)
+        if code != 0:
+            return None, "apt-get update failed (exit %d): %s" % (code, _tail(out2))
+        code, out = _run(install, env=env)
+    if code != 0:
+        return None, "apt-get install %s failed (exit %d): %s" % (
+            " ".join(CHROMIUM_PACKAGES), code, _tail(out))
+    return _chromium_versions()
+
+
+def axe_core(log=None):
+    """(path of axe.min.js, None) or (None, reason): the npm package axe-core (AXE_CORE),
+    installed with the host's npm into .tools/axe."""
+    log = _quiet(log)
+    folder = os.path.join(TOOLS, "axe")
+    script = os.path.join(folder, AXE_JS)
+    wanted = {"packages": [AXE_CORE]}
+    if not (_stamped(folder, wanted) and os.path.isfile(script)):
+        log("axe: npm install %s into %s" % (AXE_CORE, folder))
+        why = _npm_install(folder, [AXE_CORE])
+        if why:
+            return None, why
+        try:
+            with open(script, encoding="utf-8", errors="replace") as handle:
+                head = handle.read(400)
+        except OSError as exc:
+            return None, "%s: %s" % (script, exc)
+        version = AXE_CORE.rsplit("@", 1)[1]
+        if "axe v" + version not in head:
+            return None, "%s does not say it is axe v%s: %r" % (script, version, head[:80])
+        _write_json(os.path.join(folder, STAMP), wanted)
+    return script, None
+
+
 def main(args):
     if args[:1] == ["_enter"]:
         split = args.index("--")
@@ -509,7 +602,7 @@ def main(args):
             say("sid root: " + why)
             code = 1
     if what == "status":
-        for folder in ("node%d" % NODE_MAJOR, "judges"):
+        for folder in ("node%d" % NODE_MAJOR, "judges", "axe"):
             stamp = _read_json(os.path.join(TOOLS, folder, STAMP))
             say("%s: %s" % (folder, " ".join(stamp["packages"]) if stamp else "not installed"))
     elif what == "node":
@@ -524,6 +617,19 @@ def main(args):
         else:
             say("judges: " + why)
             code = 1
+    elif what == "chromium":
+        tools, why = chromium(say)
+        if tools:
+            say("chromium: %s (%s); chromedriver: %s (%s)" % (
+                tools["chromium"], tools["version"], tools["chromedriver"],
+                tools["driver_version"]))
+        else:
+            say("chromium: " + why)
+            code = 1
+    elif what == "axe":
+        script, why = axe_core(say)
+        say("axe: %s" % (script or why))
+        code = 0 if script else 1
     say("(%.1f s)" % (time.time() - started))
     return code
 
