@@ -1924,7 +1924,9 @@ def pathspec_files(root, spec, ordered, vcs):
         if not vcs:
             return []
         code, out, _ = _git(root, "ls-files", "-z", "--", spec)
-        return sorted(p.decode("utf-8", "replace") for p in out.split(b"\0") if p) if code == 0 else []
+        if code != 0:
+            return []
+        return sorted(p.decode("utf-8", "replace") for p in out.split(b"\0") if p)
     import bisect
     wild = next((i for i, char in enumerate(plain) if char in "*?[\\"), -1)
     literal = plain if wild < 0 else plain[:wild]
@@ -4784,7 +4786,7 @@ class UiPages:
                          % (UI_PREFIX, _q(kind), _q(chosen[-1].uri), UI_PAGE))
         body = ('<p class="crumbs"><a href="%s/">Overview</a> / kind</p><h1>%s</h1>'
                 '<p class="lede">%d object(s) of kind %s; %d to %d shown.</p>'
-                '<div class="table-wrap"><table><thead><tr><th scope="col">Title</th>'
+                '<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Title</th>'
                 '<th scope="col">Identity</th><th scope="col">Path</th><th scope="col">'
                 'Description</th></tr></thead><tbody>%s</tbody></table></div>'
                 '<nav class="pager" aria-label="Pages of this kind">%s</nav>' % (
@@ -4973,11 +4975,12 @@ def _metadata_value(value):
 
 
 def _diagnostic_table(diagnostics):
-    rows = "".join('<tr><td><span class="badge sev-%s">%s</span></td><td><code>%s</code></td>'
+    rows = "".join('<tr><td><span class="badge sev-%s">%s</span></td>'
+                   '<td class="nowrap"><code>%s</code></td>'
                    '<td class="path">%s</td><td>%s</td></tr>' % (
                        d.severity, d.severity, _h(d.code), _h(d.path or "-"), _h(d.message))
                    for d in diagnostics)
-    return ('<div class="table-wrap"><table><thead><tr><th scope="col">Severity</th>'
+    return ('<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Severity</th>'
             '<th scope="col">Code</th><th scope="col">Path</th><th scope="col">Message</th>'
             '</tr></thead><tbody>%s</tbody></table></div>' % rows)
 
@@ -4989,8 +4992,9 @@ def _capability_table(registry, ids):
         mcp, http, cli = _exposure_text(descriptor)
         rows.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
                     '</tr>' % (_h(cap_id), _h(descriptor["kind"]), _h(mcp), _h(http), _h(cli)))
-    return ('<div class="table-wrap"><table><thead><tr><th scope="col">Id</th><th scope="col">'
-            'Kind</th><th scope="col">MCP</th><th scope="col">HTTP</th><th scope="col">CLI</th>'
+    return ('<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Id</th>'
+            '<th scope="col">Kind</th><th scope="col">MCP</th><th scope="col">HTTP</th>'
+            '<th scope="col">CLI</th>'
             '</tr></thead><tbody>%s</tbody></table></div>' % "".join(rows))
 
 
