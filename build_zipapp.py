@@ -16,7 +16,34 @@ import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAIN = b"import sys\nimport majordomus\nsys.exit(majordomus.main())\n"
+# The entry point runs the archive's pyc itself when it is this interpreter's bytecode:
+# through zipimport the module's code would be read, inflated and unmarshalled twice (its
+# spec asks for the file name, which loads the code), a tenth of a small session's start.
+MAIN = b"""import sys
+import _frozen_importlib_external as _bootstrap
+
+
+def _load():
+    loader = __loader__
+    name = loader.archive + "/" + loader.prefix + "majordomus.pyc"
+    try:
+        data = loader.get_data(name)
+    except OSError:
+        data = b""
+    if data[:4] != _bootstrap.MAGIC_NUMBER:
+        import majordomus
+        return majordomus
+    import marshal
+    module = type(sys)("majordomus")
+    module.__file__ = loader.archive + "/" + loader.prefix + "majordomus.py"
+    module.__loader__ = loader
+    sys.modules["majordomus"] = module
+    exec(marshal.loads(memoryview(data)[16:]), module.__dict__)
+    return module
+
+
+sys.exit(_load().main())
+"""
 STAMP = (1980, 1, 1, 0, 0, 0)
 
 
@@ -36,9 +63,11 @@ def entries():
 
 
 def bytecode(source):
-    """A hash-based, source-checked pyc of majordomus.py (PEP 552 header, flags 0b11)."""
+    """A hash-based, unchecked pyc of majordomus.py (PEP 552 header, flags 0b01): the
+    source beside it in the archive is the one it was compiled from, so nothing needs to
+    read and hash the source at every start."""
     code = compile(source, "majordomus.py", "exec", dont_inherit=True)
-    return (importlib.util.MAGIC_NUMBER + (3).to_bytes(4, "little")
+    return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
             + importlib.util.source_hash(source) + marshal.dumps(code))
 
 
@@ -52,7 +81,10 @@ def build(output):
         with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for name, data in entries():
                 info = zipfile.ZipInfo(name, date_time=STAMP)
-                info.compress_type = zipfile.ZIP_DEFLATED
+                # What a start reads (the bytecode, the data) is stored, not deflated;
+                # only the source, read when an interpreter cannot use the bytecode, is.
+                info.compress_type = (zipfile.ZIP_DEFLATED if name.endswith(".py")
+                                      else zipfile.ZIP_STORED)
                 info.external_attr = 0o644 << 16
                 info.create_system = 3
                 archive.writestr(info, data)

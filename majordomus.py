@@ -15,13 +15,13 @@ Sections, in data-flow order:
   5. discovery, git               9. the live layer
                                  10. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
-the `mcp` path stays fast to start.
+the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
+session (JSON goes through the json module's C half; a regular expression is compiled
+where a text test cannot do, and then `re` is imported there).
 """
 
-import json
 import math
 import os
-import re
 import stat
 import sys
 import time
@@ -90,10 +90,178 @@ class Internal(CapabilityError):
     prefix = "internal"
 
 
+# Text tests written with str methods, not regular expressions: importing `re` (and `json`,
+# which imports it) costs a small session's start-up a third of its time (§23).
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_DIGITS = "0123456789"
+_LETTERS = _LOWER + _LOWER.upper()
+_KEY_CHARS = _LETTERS + _DIGITS + "_-"
+
+
+def is_integer_text(text):
+    """`-?[0-9]+`, ASCII digits only."""
+    digits = text[1:] if text[:1] == "-" else text
+    return digits.isdigit() and digits.isascii()
+
+
+def is_name(text, first, rest):
+    """`[first][rest]*`: a non-empty text of those characters."""
+    return bool(text) and text[0] in first and not text.strip(rest)
+
+
+def has_no_space(text):
+    """Non-empty, and no whitespace character anywhere."""
+    return bool(text) and text.split() == [text]
+
+
+def uri_safe(text):
+    """`[^\\s\\x00-\\x1f\\x7f]+`: non-empty, no whitespace or control character."""
+    if not has_no_space(text):
+        return False
+    if text.isascii():
+        return text.isprintable()
+    return all(char > "\x1f" and char != "\x7f" for char in text)
+
+
+# JSON through the json module's C half (_json), which imports nothing; the json module
+# itself only where the C half cannot do (a malformed document's exact error message).
+_ENCODERS = {}
+
+
+def _not_json(value):
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def _encoder(separators, ascii_only, sort_keys):
+    key = (separators, ascii_only, sort_keys)
+    encode = _ENCODERS.get(key)
+    if encode is None:
+        encode = _ENCODERS[key] = _make_encoder(separators, ascii_only, sort_keys)
+    return encode
+
+
+def _make_encoder(separators, ascii_only, sort_keys):
+    try:
+        import _json
+        strings = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+        chunks = _json.make_encoder(None, _not_json, strings, None, separators[1],
+                                    separators[0], sort_keys, False, True)
+        probe = {"b": [1, 2.5, True, None, "\u00e9\""], "a": {}}
+        item, key = separators
+        text = '"\\u00e9\\""' if ascii_only else '"\u00e9\\""'
+        pairs = ['"b"' + key + "[" + item.join(["1", "2.5", "true", "null", text]) + "]",
+                 '"a"' + key + "{}"]
+        expected = "{" + item.join(sorted(pairs) if sort_keys else pairs) + "}"
+        if "".join(chunks(probe, 0)) == expected:
+            return lambda value: "".join(chunks(value, 0))
+    except Exception:  # an interpreter without the C half, or one whose half differs
+        pass
+    import json
+    return lambda value: json.dumps(value, separators=separators, ensure_ascii=ascii_only,
+                                    sort_keys=sort_keys)
+
+
+def json_compact(value, ascii_only=False, sort_keys=False):
+    """json.dumps(value, separators=(",", ":"), ensure_ascii=False)."""
+    return _encoder((",", ":"), ascii_only, sort_keys)(value)
+
+
+def json_default(value):
+    """json.dumps(value), the json module's defaults (", ", ": ", ASCII)."""
+    return _encoder((", ", ": "), True, False)(value)
+
+
+def json_pretty(value):
+    """json.dumps(value, indent=2, ensure_ascii=False), without the json module."""
+    out = []
+    _pretty_into(value, out, "\n", _string_encoder())
+    return "".join(out)
+
+
+def _string_encoder():
+    encode = _ENCODERS.get("string")
+    if encode is None:
+        try:
+            import _json
+            encode = _json.encode_basestring
+        except ImportError:
+            import json
+            encode = json.encoder.py_encode_basestring
+        _ENCODERS["string"] = encode
+    return encode
+
+
+def _pretty_into(value, out, newline, string):
+    if isinstance(value, str):
+        out.append(string(value))
+    elif value is None or value is True or value is False:
+        out.append("null" if value is None else "true" if value else "false")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append((int.__repr__ if isinstance(value, int) else float.__repr__)(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner, sep = newline + "  ", "{"
+        for key, item in value.items():
+            if not isinstance(key, str):
+                key = json_default(key).strip('"') if not isinstance(key, str) else key
+            out.append(sep + inner + string(key) + ": ")
+            _pretty_into(item, out, inner, string)
+            sep = ","
+        out.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner, sep = newline + "  ", "["
+        for item in value:
+            out.append(sep + inner)
+            _pretty_into(item, out, inner, string)
+            sep = ","
+        out.append(newline + "]")
+    else:
+        _not_json(value)
+
+
+class _ScanContext:
+    """What the C scanner reads of a json.JSONDecoder."""
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    memo = None
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError("%s is not JSON" % name)
+
+
+def json_loads(text):
+    """json.loads(text) refusing NaN and Infinity; a malformed text raises exactly what
+    the json module raises (it is asked for the message)."""
+    scan = _ENCODERS.get("scan")
+    if scan is None:
+        try:
+            import _json
+            scan = _json.make_scanner(_ScanContext())
+        except ImportError:
+            scan = False
+        _ENCODERS["scan"] = scan
+    if scan:
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        try:
+            value, end = scan(text, start)
+        except (StopIteration, ValueError):
+            value, end = None, -1
+        if end >= 0 and not text[end:].strip(" \t\n\r"):
+            return value
+    import json
+    return json.loads(text, parse_constant=_ScanContext.parse_constant)
+
+
 LOG_LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
 _LOG_NAMES = {1: "ERROR", 2: "WARN", 3: "INFO", 4: "DEBUG", 5: "TRACE"}
 _log_level = LOG_LEVELS.get(os.environ.get("MAJORDOMUS_LOG", "").strip().lower(), 3)
-_SAFE_VALUE = re.compile(r'[^\s"=\\]+\Z')
 
 
 def log(level, message, **fields):
@@ -104,9 +272,9 @@ def log(level, message, **fields):
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % (now % 1 * 1000)
     parts = [stamp, _LOG_NAMES[level], message]
     for key, value in fields.items():
-        text = value if isinstance(value, str) else json.dumps(value)
-        if not _SAFE_VALUE.match(text):
-            text = json.dumps(text, ensure_ascii=False)
+        text = value if isinstance(value, str) else json_default(value)
+        if not has_no_space(text) or '"' in text or "=" in text or "\\" in text:
+            text = json_compact(text)
         parts.append("%s=%s" % (key, text))
     try:
         sys.stderr.write(" ".join(parts) + "\n")
@@ -126,9 +294,20 @@ class SubsetError(Exception):
     """The layer's YAML subset refused a text; str(err) is the exact message of §3."""
 
 
-_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: |\Z)")
-_INTEGER = re.compile(r"-?[0-9]+\Z")
+_KEY_FIRST = _LETTERS + "_"
 _INTEGER_FIRST = frozenset("-0123456789")
+
+
+def _key_at(content):
+    """§3.1 rule 5, `KEY:` then the end or a space: (KEY, where its value starts), or None."""
+    colon = content.find(":")
+    key = content[:colon]
+    if colon <= 0 or key[0] not in _KEY_FIRST or key.strip(_KEY_CHARS):
+        return None
+    after = colon + 1
+    if after == len(content):
+        return key, after
+    return (key, after + 1) if content[after] == " " else None
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -138,7 +317,7 @@ def _typed(text):
         return True
     if text == "false":
         return False
-    if text[:1] in _INTEGER_FIRST and _INTEGER.match(text):
+    if text[:1] in _INTEGER_FIRST and is_integer_text(text):
         number = int(text)
         if _INT64[0] <= number <= _INT64[1]:
             return number
@@ -250,12 +429,13 @@ def parse_subset(text):
     reader = _SubsetReader()
     # §3.2's tables, indexed by level = indentation / 2; None marks an absent entry.
     ctx, pend = [""], []
+    carriage, tabs = "\r" in text, "\t" in text    # (per line only when the text has one)
     number = 0
     for raw in text.split("\n"):
         number += 1
-        if raw[-1:] == "\r":
+        if carriage and raw[-1:] == "\r":
             raw = raw[:-1]
-        if "\t" in raw:
+        if tabs and "\t" in raw:
             raise SubsetError("tab character on line %d" % number)
         content = raw.lstrip(" ")
         indent = len(raw) - len(content)
@@ -266,16 +446,16 @@ def parse_subset(text):
         if not indent and content[0] != "-":
             # The most common line by far, a key at the root: the general key-line path
             # below, specialised (same checks, same order, same messages).
-            key = _KEY_LINE.match(content)
+            key = _key_at(content)
             if key is None:
                 raise SubsetError("cannot parse line %d: %s" % (number, content))
-            name = key.group(1)
+            name = key[0]
             del ctx[1:]
             del pend[:]
             if name in reader.opened:
                 raise SubsetError("'%s' is given twice, on line %d" % (name, number))
             reader.opened.add(name)
-            value = content[key.end():].strip(" ")
+            value = content[key[1]:].strip(" ")
             if not value:
                 pend += (name, name)
                 ctx.append(name)
@@ -292,9 +472,14 @@ def parse_subset(text):
                 raise SubsetError("list item without a parent key on line %d" % number)
             path = reader.next_item(parent)
             item = content[2:].strip(" ")
-            key = _KEY_LINE.match(item)
+            key = _key_at(item)
             if key is None:
-                reader.leaf(path, _scalar(item, number) if item else "", number)
+                value = _scalar(item, number) if item else ""
+                node = reader.nodes.get(parent)
+                if type(node) is list and not isinstance(value, list):
+                    node.append(value)    # the list exists: the item is its next element
+                else:
+                    reader.leaf(path, value, number)
                 continue
             # A mapping item: its keys sit one level (two columns) deeper than the dash.
             # Like a scalar item it leaves `pend` alone: a later `- x` at level + 1 is
@@ -304,7 +489,7 @@ def parse_subset(text):
             _put(ctx, level + 1, path)
             _key_line(reader, ctx, pend, level + 1, path, key, item, number)
             continue
-        key = _KEY_LINE.match(content)
+        key = _key_at(content)
         if key is None:
             raise SubsetError("cannot parse line %d: %s" % (number, content))
         base = ctx[level] if level < len(ctx) else None
@@ -323,14 +508,26 @@ def _put(table, level, value):
     table[level] = value
 
 
-def _key_line(reader, ctx, pend, level, base, match, content, number):
-    """A key line at `level` under `base`: a parent (empty value) or a leaf. Deeper
-    entries of both tables were dropped by the caller."""
-    path = base + "." + match.group(1) if base else match.group(1)
+def _key_line(reader, ctx, pend, level, base, key, content, number):
+    """A key line at `level` under `base` (`key`: its name and where its value starts): a
+    parent (empty value) or a leaf. Deeper entries of both tables were dropped by the
+    caller."""
+    path = base + "." + key[0] if base else key[0]
     reader.open_key(path, number)
-    value = content[match.end():].strip(" ")
+    value = content[key[1]:].strip(" ")
     if value:
-        value = _scalar(value, number)
+        if value[0] not in _SPECIAL_FIRST and "#" not in value:
+            value = _typed(value)     # a plain scalar: nothing to unquote, strip or split
+            node = reader.nodes.get(base)
+            if type(node) is dict:    # the mapping it goes into exists: straight in
+                node[key[0]] = value
+                return
+        else:
+            value = _scalar(value, number)
+            node = reader.nodes.get(base) if base else None
+            if type(node) is dict and isinstance(value, list):
+                node[key[0]] = value      # an inline list: nothing can nest under it
+                return
         if base or isinstance(value, list):
             reader.leaf(path, value, number)
         else:
@@ -361,7 +558,23 @@ def key_paths(tree):
 
 
 FRONT_MATTER_LIMIT = 65536
-_FENCE = re.compile(r"^---\r?$", re.M)
+
+
+def _closing_fence(text, start):
+    """(where, end) of the first line from `start` that is exactly `---` (a `\r` after it
+    tolerated), or None."""
+    at = start if text.startswith("---", start) else -1
+    while True:
+        if at < 0:
+            at = text.find("\n---", start)
+            if at < 0:
+                return None
+            at += 1
+        end = at + 3
+        if end == len(text) or text[end] == "\n" or (
+                text[end] == "\r" and text[end + 1:end + 2] in ("", "\n")):
+            return at, end
+        start, at = end, -1
 
 
 def split_front_matter(text):
@@ -374,16 +587,16 @@ def split_front_matter(text):
         raise SubsetError("front matter opened on line 1 and never closed")
     else:
         return None, text
-    fence = _FENCE.search(text, start)
+    fence = _closing_fence(text, start)
     if fence is None:
         raise SubsetError("front matter opened on line 1 and never closed")
-    inner = text[start:fence.start()]
+    inner = text[start:fence[0]]
     if len(inner) > FRONT_MATTER_LIMIT // 4:
         size = len(inner.encode("utf-8"))
         if size > FRONT_MATTER_LIMIT:
             raise SubsetError("front matter is %d bytes, over the %d byte limit"
                               % (size, FRONT_MATTER_LIMIT))
-    newline = text.find("\n", fence.end())
+    newline = text.find("\n", fence[1])
     body = "" if newline < 0 else text[newline + 1:]
     return parse_subset(inner), body
 
@@ -426,20 +639,46 @@ def _schema_defect(reason):
 
 
 class AllowList:
-    """One allow-list: anchored patterns, one per line (§3.5); compiled on first use.
-    `where` is the list's path as unknown_key messages name it."""
+    """One allow-list: anchored patterns, one per line (§3.5). A pattern that is a plain
+    key path (words, `[0-9]+` segments, an optional `(\\.[0-9]+)?`) is kept as the key-path
+    shapes it allows, where `#` stands for a list index; only the other patterns are a
+    regular expression, compiled on first use. `where` is the list's path as unknown_key
+    messages name it."""
 
     def __init__(self, name, patterns, where=None):
         self.name = name
-        self.patterns = patterns
         self.where = where or "share/allow/%s.txt" % name
         self._matcher = None
         self._seen = {}
+        self.patterns = self.shapes = self.rest = None
+        if patterns is not None:
+            self._take(patterns)
+
+    def _take(self, patterns):
+        self.patterns, self.shapes, self.rest = patterns, set(), []
+        for pattern in patterns:
+            shapes = _pattern_shapes(pattern)
+            if shapes is None:
+                self.rest.append(pattern)
+            else:
+                self.shapes.update(shapes)
+
+    def _load(self):
+        """A shipped list is read on first use: a start pays only for the lists its layer
+        uses."""
+        try:
+            text = read_embedded("share/allow/%s.txt" % self.name)
+        except OSError:
+            raise _schema_defect("%s: allow-list '%s' is not embedded (share/allow/%s.txt)"
+                                 % (SHIPPED_KINDS, self.name, self.name))
+        try:
+            self._take(_list_patterns(text.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            raise _schema_defect("share/allow/%s.txt: %s" % (self.name, exc))
 
     @classmethod
     def from_text(cls, name, text, where=None):
-        return cls(name, [line for line in text.split("\n")
-                          if line.strip() and not line.startswith("#")], where)
+        return cls(name, _list_patterns(text), where)
 
     @classmethod
     def shipped(cls, name):
@@ -454,13 +693,17 @@ class AllowList:
             raise _schema_defect("share/allow/%s.txt: %s" % (name, exc))
 
     def compile(self):
-        """The matcher; KindsError naming the first pattern that is not a regular expression."""
+        """The matcher of the patterns that are no plain key path; KindsError naming the
+        first one that is not a regular expression."""
+        if self.patterns is None:
+            self._load()
+        import re
         try:
             # fullmatch: a pattern written without ^…$ is still anchored.
-            self._matcher = re.compile("|".join("(?:%s)" % p for p in self.patterns)
+            self._matcher = re.compile("|".join("(?:%s)" % p for p in self.rest)
                                        or "(?!)").fullmatch
         except re.error:
-            for pattern in self.patterns:
+            for pattern in self.rest:
                 try:
                     re.compile(pattern)
                 except re.error as exc:
@@ -471,8 +714,13 @@ class AllowList:
     def allows(self, path):
         known = self._seen.get(path)
         if known is None:
-            matcher = self._matcher or self._shipped_matcher()
-            known = self._seen[path] = matcher(path) is not None
+            if self.shapes is None:
+                self._load()
+            known = path in self.shapes or key_shape(path) in self.shapes
+            if not known and self.rest:
+                matcher = self._matcher or self._shipped_matcher()
+                known = matcher(path) is not None
+            self._seen[path] = known
         return known
 
     def _shipped_matcher(self):
@@ -486,6 +734,45 @@ class AllowList:
     def unknown(self, paths):
         """The paths no pattern allows, in the order given."""
         return [path for path in paths if not self.allows(path)]
+
+
+def _list_patterns(text):
+    """The patterns of an allow-list's text: its lines but the empty ones and comments."""
+    return [line for line in text.split("\n") if line.strip() and not line.startswith("#")]
+
+
+_INDEX_GROUP = "(\\.[0-9]+)?"
+
+
+def _pattern_shapes(pattern):
+    """The key-path shapes a plain pattern allows (`^a\\.[0-9]+\\.b(\\.[0-9]+)?$` ->
+    {a.#.b, a.#.b.#}), or None when the pattern is anything else (a regular expression is
+    then needed). Key names never are all digits, so `#` cannot be taken for a name."""
+    text = pattern[1:] if pattern.startswith("^") else pattern
+    text = text[:-1] if text.endswith("$") and not text.endswith("\\$") else text
+    if text.isascii() and text.replace("_", "a").replace("-", "a").isalnum() and (
+            not text.isdigit()):
+        return {text}        # the most common pattern by far: one key, `^name$`
+    shapes = [""]
+    for part in text.replace(_INDEX_GROUP, "\0").split("\\."):
+        core = part.rstrip("\0")
+        optional = len(part) - len(core)
+        if core == "[0-9]+":
+            segment = "#"
+        elif core and not core.isdigit() and core.isascii() and (
+                core.replace("_", "a").replace("-", "a").isalnum()):
+            segment = core
+        else:
+            return None
+        shapes = [shape + "." + segment if shape else segment for shape in shapes]
+        for _ in range(optional):
+            shapes += [shape + ".#" for shape in shapes]
+    return set(shapes)
+
+
+def key_shape(path):
+    """A key path with each list index written `#` (names never are all digits)."""
+    return ".".join("#" if segment.isdigit() else segment for segment in path.split("."))
 
 
 FORMATS = ("markdown", "yaml", "text")
@@ -521,7 +808,7 @@ SHIPPED_KINDS = "schema/kinds.yaml"
 _KINDS_TOP = ("schema", "declared", "kinds")
 _KIND_FIELDS = ("format", "front_matter", "without_front_matter", "allow", "identity", "title",
                 "description", "schema_version", "members", "prompt")
-_NAMESPACE = re.compile(r"[a-z][a-z0-9_-]*\Z")
+_NAMESPACE_REST = _LOWER + _DIGITS + "_-"
 
 
 def check_kinds_tree(tree):
@@ -546,7 +833,7 @@ def check_kinds_tree(tree):
 
 def _check_kind(name, spec):
     where = "kind '%s': " % name
-    if not _NAMESPACE.match(name) or not isinstance(spec, dict):
+    if not is_name(name, _LOWER, _NAMESPACE_REST) or not isinstance(spec, dict):
         raise KindsError(where + "a kind is a lower-case name mapped to its fields")
     unknown = [field for field in spec if field not in _KIND_FIELDS]
     if unknown:
@@ -641,12 +928,9 @@ def shipped_kinds():
         link_kinds(specs, declared)
     except (OSError, UnicodeDecodeError, SubsetError, KindsError) as exc:
         raise _schema_defect("%s: %s" % (SHIPPED_KINDS, _os_reason(exc)))
-    allows = {}
-    for name in sorted(set(spec["allow"] for spec in specs.values() if "allow" in spec)):
-        allows[name] = AllowList.shipped(name)
-        if allows[name] is None:
-            raise _schema_defect("%s: allow-list '%s' is not embedded (share/allow/%s.txt)"
-                                 % (SHIPPED_KINDS, name, name))
+    # Each list is read when a file of its kind is first checked (AllowList._load).
+    allows = {name: AllowList(name, None) for name in sorted(
+        set(spec["allow"] for spec in specs.values() if "allow" in spec))}
     _SHIPPED.append(Kinds(specs, declared, allows))
     return _SHIPPED[0]
 
@@ -783,18 +1067,33 @@ def read_manifest(root, allow):
 class SourceClass:
     """One declared class of sources.yaml: which files, read as which kind."""
 
-    __slots__ = ("id", "kind", "pathspec", "required", "match", "prefix")
+    __slots__ = ("id", "kind", "pathspec", "required", "_match", "prefix")
 
     def __init__(self, spec):
         self.id = spec["id"]
         self.kind = spec["kind"]
         self.pathspec = spec["pathspec"]
         self.required = spec["required"]
+        self._match = None
         pattern = self.pathspec[len(GLOB_MAGIC):]
-        self.match = glob_matcher(pattern)
         # The directories before the first wildcard: a cheap test that rules out most paths.
-        literal = re.split(r"[*?\[\\]", pattern, maxsplit=1)[0]
+        wild = min([pattern.find(char) for char in "*?[\\" if char in pattern] or [-1])
+        literal = pattern if wild < 0 else pattern[:wild]
         self.prefix = literal[:literal.rfind("/") + 1]
+
+    def matcher(self, reached):
+        """A test of the class's pathspec for the `reached` paths its prefix lets through:
+        equality for a literal pathspec, str methods for a few paths, a regular expression
+        (compiled once) for many or for a character class. A class no path reaches costs
+        nothing."""
+        pattern = self.pathspec[len(GLOB_MAGIC):]
+        if not any(char in pattern for char in "*?[\\"):
+            return pattern.__eq__
+        if reached <= GLOB_BY_HAND:
+            return glob_by_hand(pattern)
+        if self._match is None:
+            self._match = glob_matcher(pattern)
+        return self._match
 
 
 GLOB_MAGIC = ":(glob)"
@@ -909,9 +1208,105 @@ def _repository_allow_lists(root, folder):
 #    in Python; class order, sorting, the local half, claimed-twice, required classes.
 # ---------------------------------------------------------------------------------------
 
+GLOB_BY_HAND = 256     # paths a class matches with str methods before a regex pays
+
+
+def glob_by_hand(pattern):
+    """glob_matcher written with str methods (a small layer starts without importing
+    `re`): the same matches, proven against it by the tests."""
+    try:
+        parts = [None if segment == "**" else _segment_test(_wild_segment(segment))
+                 for segment in pattern.split("/")]
+    except _NeedsRegex:
+        return glob_matcher(pattern)
+    return lambda path: _segments_match(parts, path.split("/"), 0, 0)
+
+
+def _segment_test(tokens):
+    """One segment's test: equality, a suffix or prefix for the common shapes (`*.md`),
+    else the general walk."""
+    literal = [token for token in tokens if type(token) is str]
+    if len(literal) == len(tokens):
+        return "".join(tokens).__eq__
+    if len(literal) == len(tokens) - 1:
+        text = "".join(literal)
+        if tokens[0] is _STAR:
+            return lambda name: name.endswith(text)
+        if tokens[-1] is _STAR:
+            return lambda name: name.startswith(text)
+    return lambda name: _wild_match(tokens, name)
+
+
+_STAR, _ONE = object(), object()
+
+
+def _wild_segment(segment):
+    """A segment as a list of literal characters, _STAR (`*`), _ONE (`?`) and classes
+    (negated, characters, ranges)."""
+    out, i = [], 0
+    while i < len(segment):
+        char = segment[i]
+        i += 1
+        if char == "\\" and i < len(segment):
+            out.append(segment[i])
+            i += 1
+        elif char == "[":
+            found = _class_body(segment, i)
+            if found is None:
+                out.append("[")
+            else:
+                out.append((found[0],) + _class_members(found[1]))
+                i = found[2]
+        else:
+            out.append(_STAR if char == "*" else _ONE if char == "?" else char)
+    return out
+
+
+def _in_class(token, char):
+    negate, singles, ranges = token
+    inside = char in singles or any(low <= char <= high for low, high in ranges)
+    return inside != negate
+
+
+def _segments_match(parts, names, i, j):
+    while i < len(parts):
+        if parts[i] is None:               # `**`: the rest (at the end), or any segments
+            if i == len(parts) - 1:
+                return j < len(names)
+            return any(_segments_match(parts, names, i + 1, k)
+                       for k in range(j, len(names) + 1))
+        if j >= len(names) or not parts[i](names[j]):
+            return False
+        i, j = i + 1, j + 1
+    return j == len(names)
+
+
+def _wild_match(tokens, name):
+    """`*` and `?` within one segment, by the two-pointer walk (a `*` is retried one
+    character further on a mismatch)."""
+    t = n = 0
+    star, mark = -1, 0
+    while n < len(name):
+        token = tokens[t] if t < len(tokens) else None
+        if token is not None and (token is _ONE or token == name[n] or (
+                type(token) is tuple and _in_class(token, name[n]))):
+            t, n = t + 1, n + 1
+        elif t < len(tokens) and tokens[t] is _STAR:
+            star, mark, t = t, n, t + 1
+        elif star >= 0:
+            mark += 1
+            t, n = star + 1, mark
+        else:
+            return False
+    while t < len(tokens) and tokens[t] is _STAR:
+        t += 1
+    return t == len(tokens)
+
+
 def glob_matcher(pattern):
     """A full-path matcher for git's :(glob) magic: `*`, `?`, `[...]` within a segment,
     `**` as a whole segment for zero or more segments."""
+    import re
     segments = pattern.split("/")
     parts = []
     for index, segment in enumerate(segments):
@@ -924,6 +1319,7 @@ def glob_matcher(pattern):
 
 
 def _glob_segment(segment):
+    import re
     out, i, n = [], 0, len(segment)
     while i < n:
         char = segment[i]
@@ -945,7 +1341,9 @@ def _glob_segment(segment):
 
 _POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
                   "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t",
-                  "xdigit": "0-9a-fA-F", "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+                  "xdigit": "0-9a-fA-F",
+                  # re.escape of the punctuation, written out (nothing of `re` at import)
+                  "punct": '!"\\#\\$%\\&\'\\(\\)\\*\\+,\\-\\./:;<=>\\?@\\[\\\\\\]\\^_`\\{\\|\\}\\~',
                   "print": " -~", "graph": "!-~", "cntrl": "\\x00-\\x1f\\x7f"}
 
 
@@ -953,6 +1351,18 @@ def _glob_class(segment, i, pathname=True):
     """Translate the class opening at segment[i-1] == '['; (regex, index after it).
     Like git, a class never matches '/' in a path-wise match (`pathname`); '!' or '^'
     negates; a leading ']' is literal."""
+    import re
+    found = _class_body(segment, i)
+    if found is None:
+        return re.escape("["), i      # no closing bracket: a literal '['
+    negate, body, end = found
+    prefix = ("[^/" if negate else "(?!/)[") if pathname else ("[^" if negate else "[")
+    return prefix + body + "]", end
+
+
+def _class_body(segment, i):
+    """The class opening at segment[i-1] == '[': (negated, its body as a regular
+    expression's class, the index after it), or None when it never closes."""
     n, j = len(segment), i
     negate = j < n and segment[j] in "!^"
     if negate:
@@ -962,8 +1372,7 @@ def _glob_class(segment, i, pathname=True):
     while j < n:
         char = segment[j]
         if char == "]" and not first:
-            prefix = ("[^/" if negate else "(?!/)[") if pathname else ("[^" if negate else "[")
-            return prefix + "".join(body) + "]", j + 1
+            return negate, "".join(body), j + 1
         first = False
         if segment.startswith("[:", j):
             close = segment.find(":]", j + 2)
@@ -977,7 +1386,45 @@ def _glob_class(segment, i, pathname=True):
             char = segment[j]
         body.append("\\" + char if char in "\\[]^" else char)
         j += 1
-    return re.escape("["), i      # no closing bracket: a literal '['
+    return None
+
+
+_CLASS_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
+
+
+class _NeedsRegex(Exception):
+    """A class body the hand matcher does not read the way `re` would: `re` decides."""
+
+
+def _class_members(body):
+    """A class body (as _class_body writes it) read as `re` reads it: (single characters,
+    ranges)."""
+    atoms, i = [], 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            code = body[i + 1]
+            if code == "x":
+                atoms.append((chr(int(body[i + 2:i + 4], 16)), True))
+                i += 4
+                continue
+            atoms.append((_CLASS_ESCAPES.get(code, code), True))
+            i += 2
+        else:
+            atoms.append((char, False))
+            i += 1
+    singles, ranges, k = set(), [], 0
+    while k < len(atoms):
+        if k + 2 < len(atoms) and atoms[k + 1] == ("-", False):
+            low, high = atoms[k][0], atoms[k + 2][0]
+            if low > high:
+                raise _NeedsRegex()       # `re` refuses a reversed range
+            ranges.append((low, high))
+            k += 3
+        else:
+            singles.add(atoms[k][0])
+            k += 1
+    return frozenset(singles), tuple(ranges)
 
 
 class Diagnostic:
@@ -1150,7 +1597,9 @@ def _git_dirs_from_git(root):
     return GitDirs(lines[0], os.path.realpath(common), lines[2])
 
 
-_OBJECT_NAME = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+def _object_name(text):
+    """A git object name: 40 or 64 lower-case hex digits."""
+    return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
 def read_head(dirs):
@@ -1161,7 +1610,7 @@ def read_head(dirs):
             head = handle.read(4096).decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None, None
-    if _OBJECT_NAME.match(head):
+    if _object_name(head):
         return head, None                    # detached
     if not head.startswith("ref: ") or head == "ref: refs/heads/.invalid":
         return _head_from_git(dirs.toplevel)
@@ -1175,14 +1624,14 @@ def _resolve_ref(dirs, ref):
         try:
             with open(os.path.join(folder, ref), "rb") as handle:
                 value = handle.read(4096).decode("utf-8").strip()
-            return value if _OBJECT_NAME.match(value) else None
+            return value if _object_name(value) else None
         except (OSError, UnicodeDecodeError):
             continue
     try:
         with open(os.path.join(dirs.common_dir, "packed-refs"), "rb") as handle:
             for line in handle.read().decode("utf-8", "replace").splitlines():
                 name, _, target = line.partition(" ")
-                if target == ref and _OBJECT_NAME.match(name):
+                if target == ref and _object_name(name):
                     return name
     except OSError:
         pass
@@ -1194,7 +1643,7 @@ def _head_from_git(root):
     head = out.decode("ascii", "replace").strip() if code == 0 else None
     code, out, _ = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
     branch = out.decode("utf-8", "replace").strip() if code == 0 else None
-    return (head if head and _OBJECT_NAME.match(head) else None), branch or None
+    return (head if head and _object_name(head) else None), branch or None
 
 
 def working_tree_state(root):
@@ -1212,8 +1661,9 @@ def discover(paths, classes, manifest):
     candidates = [p for p in paths if not manifest.is_local(p)]
     for source in classes:
         kept = 0
-        prefix, match = source.prefix, source.match
-        for path in sorted(set(p for p in candidates if p.startswith(prefix) and match(p))):
+        reached = [p for p in candidates if p.startswith(source.prefix)]
+        match = source.matcher(len(reached))
+        for path in sorted(set(p for p in reached if match(p))):
             first = claimed.get(path)
             if first is not None:
                 diagnostics.append(Diagnostic(
@@ -1236,8 +1686,6 @@ def discover(paths, classes, manifest):
 # ---------------------------------------------------------------------------------------
 
 FILE_LIMIT = 4194304
-_NO_SPACE = re.compile(r"[^\s/@]+\Z")
-_URI_SAFE = re.compile(r"[^\s\x00-\x1f\x7f]+\Z")
 
 
 class LayerObject:
@@ -1454,13 +1902,13 @@ def _check_version(kind, metadata):
         raise _Excluded("missing_field", "no '%s'" % field)
     if value not in kind.supported:
         raise _Excluded("unsupported_version", "%s %s is not among the supported %s"
-                        % (field, json.dumps(value), json.dumps(kind.supported)))
+                        % (field, json_default(value), json_default(kind.supported)))
 
 
 def _identity(kind, metadata, path):
     """§5.1 check 7: the identity fields joined with `@`, or the path."""
     if not kind.identity:
-        if not _URI_SAFE.match(path):
+        if not uri_safe(path):
             raise _Excluded("invalid_identity", "the path is the identity of a %s, and a URI "
                             "cannot carry whitespace or a control character" % kind.name)
         return path
@@ -1469,7 +1917,7 @@ def _identity(kind, metadata, path):
         value = render_scalar(metadata.get(field))
         if not value:
             raise _Excluded("missing_field", "identity field '%s' is absent or empty" % field)
-        if not _NO_SPACE.match(value):
+        if not has_no_space(value) or "/" in value or "@" in value:
             raise _Excluded("missing_field", "identity field '%s' carries '/', '@' or "
                             "whitespace: '%s'" % (field, value))
         values.append(value)
@@ -1496,7 +1944,7 @@ def _read_members(kind, metadata, path, provenance, size):
                                           "member %s: %s" % (member, exc.message)))
             continue
         origin = dict(provenance, member=member, bytes=size)
-        content = json.dumps(item, indent=2, ensure_ascii=False)
+        content = json_pretty(item)
         objects.append(LayerObject(kind, identity, item, content, origin,
                                    _field_text(item, kind.title) if kind.title != "@heading"
                                    else None, _field_text(item, kind.description),
@@ -1635,7 +2083,7 @@ _CONTEXT_CHOICES = (("status", ("active", "deprecated"), "is neither active nor 
                      "is not directory, subtree or explicit"),
                     ("composition", ("extend", "replace", "final"),
                      "is not extend, replace or final"))
-_CONTEXT_ID = r"[a-z][a-z0-9-]*(\.[a-z0-9-]+)*\Z"     # compiled by `re` on first use
+_CONTEXT_ID_REST = _LOWER + _DIGITS + "-"
 _AUDIENCES = ("human", "agent")
 
 
@@ -1680,6 +2128,13 @@ def broken_front_is_context(path, text, message):
     return False
 
 
+def _context_id(text):
+    """`[a-z][a-z0-9-]*(\\.[a-z0-9-]+)*`: a lower-case dotted identifier."""
+    first, *rest = text.split(".")
+    return is_name(first, _LOWER, _CONTEXT_ID_REST) and all(
+        part and not part.strip(_CONTEXT_ID_REST) for part in rest)
+
+
 def _first_text(metadata, field):
     value = metadata.get(field)
     return (render_scalar(value[0]) or "") if isinstance(value, list) and value else ""
@@ -1700,12 +2155,12 @@ def check_context_contract(metadata):
         fail('lacks providers (write providers: ["*"] for every provider)')
     if text["kind"] != CONTEXT_KIND:
         fail("kind is %s, not context" % text["kind"])
-    if not re.match(_CONTEXT_ID, text["id"]):
+    if not _context_id(text["id"]):
         fail("id '%s' is not a lower-case dotted identifier" % text["id"])
     for field, allowed, refusal in _CONTEXT_CHOICES:
         if text[field] not in allowed:
             fail("%s '%s' %s" % (field, text[field], refusal))
-    if not _INTEGER.match(text["order"]):
+    if not is_integer_text(text["order"]):
         fail("order '%s' is not an integer" % text["order"])
     scope, composition = text["scope"], text["composition"]
     paths, supersedes = _first_text(metadata, "paths"), _first_text(metadata, "supersedes")
@@ -1970,6 +2425,7 @@ def _plain_pathspec(spec):
 def _wildmatch(pattern):
     """git's wildmatch without WM_PATHNAME (a pathspec's default): `*` matches anything,
     `/` included; `?` one character; `[…]` a class; `\\` escapes."""
+    import re
     out, i, n = [], 0, len(pattern)
     while i < n:
         char = pattern[i]
@@ -2188,6 +2644,7 @@ def _fold(term):
 
 def search_terms(text):
     """The folded terms of a text, in order (§21)."""
+    import re
     return [fold_term(t) for t in re.findall(_WORD, text.casefold())]
 
 
@@ -2218,6 +2675,7 @@ _ASCII_TERMS = []   # the bytes.translate table of the ASCII fast path, made on 
 def _normalised(text):
     """A field as space-separated terms, case-folded (not yet suffix-folded): the same
     terms re.findall(_WORD) finds, with every other character a space."""
+    import re
     if text.isascii():
         if not _ASCII_TERMS:
             table = bytearray(b" " * 128)
@@ -2284,6 +2742,7 @@ class TermIndex:
     def _counts(self, term):
         """{object position: [count in each field]} of `term`, from one scan of the text:
         every word that begins as the term's inflections all do and folds to it."""
+        import re
         import bisect
         # A longer word folds to a term of 3 or more ASCII letters only; the words that
         # fold to `policy` begin with `polic`.
@@ -2705,8 +3164,15 @@ class RegistryError(Exception):
         self.errors = errors
 
 
-_CAPABILITY_ID = re.compile(r"[a-z][a-z0-9_-]*\.[^\s\x00-\x1f\x7f]+\Z")
-_TOOL_NAME = re.compile(r"[a-z0-9_]+\Z")
+def capability_id_ok(text):
+    """`<namespace>.<local>`: namespace `[a-z][a-z0-9_-]*`, the local part URI-safe."""
+    namespace, dot, local = text.partition(".")
+    return bool(dot) and is_name(namespace, _LOWER, _NAMESPACE_REST) and uri_safe(local)
+
+
+def tool_name_ok(text):
+    """`[a-z0-9_]+`"""
+    return bool(text) and not text.strip(_LOWER + _DIGITS + "_")
 _EXECUTABLE = ("query", "command")
 
 
@@ -2721,16 +3187,16 @@ def descriptor_problems(descriptor):
     """The invariants of §7.4 that one descriptor breaks on its own."""
     problems = []
     cap_id = descriptor.get("id", "")
-    if not _CAPABILITY_ID.match(cap_id):
+    if not capability_id_ok(cap_id):
         problems.append("the id is not <namespace>.<local>")
     kind, exposure = descriptor.get("kind"), descriptor.get("exposure") or {}
     executable = kind in _EXECUTABLE
     mcp = exposure.get("mcp") or {}
-    if "tool" in mcp and not _TOOL_NAME.match(mcp["tool"]):
+    if "tool" in mcp and not tool_name_ok(mcp["tool"]):
         problems.append("MCP tool name '%s' is not [a-z0-9_]+" % mcp["tool"])
     if "resource" in mcp:
         uri = mcp["resource"].get("uri", "")
-        if not uri.startswith("majordomus://") or not _URI_SAFE.match(uri):
+        if not uri.startswith("majordomus://") or not uri_safe(uri):
             problems.append("the resource URI '%s' does not start with majordomus:// or "
                             "carries whitespace" % uri)
         required = descriptor["input"]["schema"].get("required")
@@ -2775,7 +3241,7 @@ class Registry:
                 # An object's descriptor is made whole by declarative_descriptor: only its
                 # id and its URI come from the layer, so they are what is checked first.
                 descriptor = declarative_descriptor(obj)
-                obj.problems = [] if (_CAPABILITY_ID.match(obj.id) and _URI_SAFE.match(
+                obj.problems = [] if (capability_id_ok(obj.id) and uri_safe(
                     obj.uri)) else descriptor_problems(descriptor)
             # The common case inline (10,000 objects on a large layer): an object's
             # descriptor claims its id, its URI and maybe a prompt name, and nothing else.
@@ -2788,8 +3254,15 @@ class Registry:
                 by_prompt[obj.identity] = obj.descriptor
         if errors:
             raise RegistryError(errors)
-        self.ids = sorted(self.by_id)
+        self._ids = None
         self.summary = self._summary(descriptors, len(self.by_id) - len(descriptors))
+
+    @property
+    def ids(self):
+        """Every capability id, sorted (on first use: initialize needs none of them)."""
+        if self._ids is None:
+            self._ids = sorted(self.by_id)
+        return self._ids
 
     def _add(self, descriptor, problems):
         """Index one descriptor under its id and exposures; every invariant it breaks."""
@@ -2940,7 +3413,7 @@ class Generation:
             return self._invoke(cap_id, arguments)
         began = time.perf_counter_ns()
         # The cache belongs to the generation, so its key needs no index fingerprint.
-        key = (cap_id, json.dumps(arguments, sort_keys=True, separators=(",", ":")))
+        key = (cap_id, json_compact(arguments, sort_keys=True))
         entries = self._cache.setdefault(cap_id, {})
         hit = entries.get(key, _MISSING)
         self.counters.phase("cache_lookup", began)
@@ -3010,7 +3483,7 @@ def read_cursor(scope, cursor):
     import binascii
     tag, dot, data = cursor.partition(".")
     try:
-        if tag != _CURSOR_TAG or not dot or not re.match(r"[A-Za-z0-9_-]+\Z", data):
+        if tag != _CURSOR_TAG or not dot or not data or data.strip(_KEY_CHARS):
             raise ValueError
         text = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode("utf-8")
     except (ValueError, binascii.Error, UnicodeDecodeError):
@@ -3220,12 +3693,15 @@ def handle_perf(gen, arguments):
     return gen.counters.snapshot()
 
 
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+_PLACEHOLDER = r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}"     # compiled by `re` on first use
 
 
 def placeholders(body):
     """§17: the distinct {{NAME}} placeholders of a body, in order of first appearance."""
-    return list(dict.fromkeys(_PLACEHOLDER.findall(body)))
+    if "{{" not in body:
+        return []
+    import re
+    return list(dict.fromkeys(re.findall(_PLACEHOLDER, body)))
 
 
 def handle_prompt(gen, arguments):
@@ -3244,7 +3720,8 @@ def handle_prompt(gen, arguments):
         if key not in given:
             raise InvalidInput("prompt '%s' needs argument '%s'" % (name, key))
     # One pass: a value is inserted as given, never scanned for placeholders itself.
-    text = _PLACEHOLDER.sub(lambda match: given[match.group(1)], body)
+    import re
+    text = re.sub(_PLACEHOLDER, lambda match: given[match.group(1)], body)
     out = {"name": name}
     if obj.description is not None:
         out["description"] = obj.description
@@ -3286,7 +3763,7 @@ def resolve(gen, uri):
 
 def answer_text(answer):
     """The JSON text of a query's answer: 2-space indent, output order, no newline."""
-    return json.dumps(answer, indent=2, ensure_ascii=False)
+    return json_pretty(answer)
 
 
 class Resolved:
@@ -3733,9 +4210,9 @@ class RawJSON:
 def _json_bytes(value):
     """Compact UTF-8 JSON; a lone surrogate (from a client's \\ud800) falls back to ASCII."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json_compact(value).encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
+        return json_compact(value, ascii_only=True).encode("ascii")
 
 
 class RpcError(Exception):
@@ -3755,7 +4232,9 @@ class McpListing:
         gen.counters.count("mcp_projection_builds")
         registry = gen.registry
         self.tools, self.tool_ids = [], {}
-        for cap_id in registry.ids:
+        # Only a builtin has a tool or is a query (an object's capability is a resource).
+        builtin = sorted(i for i in BUILTIN_IDS if i in registry.by_id)
+        for cap_id in builtin:
             descriptor = registry.by_id[cap_id]
             name = descriptor["exposure"].get("mcp", {}).get("tool")
             if name:
@@ -3766,8 +4245,8 @@ class McpListing:
                     "inputSchema": descriptor["input"]["schema"],
                     "outputSchema": descriptor["output"]["schema"],
                     "_meta": {"majordomus": {"id": cap_id}}, "annotations": TOOL_ANNOTATIONS})
-        self.tools_result = RawJSON({"tools": self.tools})
-        self.queries = [registry.by_id[i] for i in registry.ids
+        self._tools_result = None
+        self.queries = [registry.by_id[i] for i in builtin
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
@@ -3781,6 +4260,13 @@ class McpListing:
             "written." % (len(index.objects), registry.summary["total"], len(self.tools),
                           registry.summary["mcp_resources"], index.state,
                           len(registry.by_prompt)))
+
+    @property
+    def tools_result(self):
+        """The tools/list answer, encoded on the first tools/list (not for initialize)."""
+        if self._tools_result is None:
+            self._tools_result = RawJSON({"tools": self.tools})
+        return self._tools_result
 
     def resource_uris(self, gen):
         """The URIs of resources/list, in its order, without building the entries."""
@@ -4023,7 +4509,7 @@ def m_listen(call, params):
 
 
 def _id_key(msg_id):
-    return json.dumps(msg_id, sort_keys=True)
+    return json_compact(msg_id, sort_keys=True)
 
 
 # method -> (handler, served to legacy requests, served to modern requests)
@@ -4152,10 +4638,6 @@ def _notification(method, params):
     return _json_bytes(message)
 
 
-def _reject_constant(name):
-    raise ValueError("%s is not JSON" % name)
-
-
 def parse_frame(line):
     """Decode one input line: (value, None) or (None, error frame)."""
     try:
@@ -4163,7 +4645,7 @@ def parse_frame(line):
     except UnicodeDecodeError:
         return None, _frame(None, error=(-32700, "parse error: input is not UTF-8"))
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
+        return json_loads(text), None
     except (ValueError, RecursionError) as exc:
         return None, _frame(None, error=(-32700, "parse error: %s" % exc))
 
@@ -4293,7 +4775,7 @@ HEAD_DEADLINE = 30.0
 MAX_IN_FLIGHT = 64
 _HTTP_ERRORS = ((InvalidInput, 400, "invalid_input"), (NotFound, 404, "not_found"),
                 (Refused, 422, "refused"), (Internal, 500, "internal"))
-_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_BLANK_LINE = rb"\r?\n\r?\n"     # compiled by `re` on first use
 
 
 class HttpError(Exception):
@@ -4406,7 +4888,7 @@ def http_projection(gen):
 
 
 def _pretty(value):
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return (json_pretty(value) + "\n").encode("utf-8")
 
 
 def _percent_decode(text, plus):
@@ -4441,7 +4923,7 @@ def _query_arguments(query, schema):
             raise InvalidInput("parameter '%s' is given both whole and by entry" % name)
         expected = properties.get(name, {}).get("type")
         if expected == "integer":
-            if not _INTEGER.match(value):
+            if not is_integer_text(value):
                 raise InvalidInput("parameter '%s': '%s' is not an integer" % (name, value))
             value = int(value)
         elif expected == "boolean":
@@ -4454,6 +4936,7 @@ def _query_arguments(query, schema):
 
 def _host_allowed(host):
     """The DNS-rebinding guard: an IP literal, localhost or *.localhost, any port."""
+    import re
     import socket
     host = host.strip().lower()
     if host.startswith("["):
@@ -4474,11 +4957,12 @@ def _host_allowed(host):
 
 def _read_head(sock, data):
     """(head bytes, the bytes after it), or None when the client left or ran out of time."""
+    import re
     import socket
     deadline = time.monotonic() + HEAD_DEADLINE
     while True:
         data = data.lstrip(b"\r\n")
-        end = _BLANK_LINE.search(data)
+        end = re.search(_BLANK_LINE, data)
         if end is not None:
             if end.start() > HEAD_LIMIT:
                 raise HttpError(431, "too_large", "the request head is over the %d byte bound"
@@ -4502,6 +4986,7 @@ def _read_head(sock, data):
 
 def _parse_head(head):
     """(method, target, version, headers) of a request head; HttpError 400 when malformed."""
+    import re
     lines = head.decode("latin-1").replace("\r\n", "\n").split("\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not parts[0].isalpha() or not re.match(r"HTTP/1\.[01]\Z", parts[2]):
@@ -4751,8 +5236,8 @@ class UiPages:
                      '(it follows the layer while it runs):</p><pre><code>%s</code></pre>'
                      '<p>Or spawned by the client for each session, from <code>.mcp.json</code> '
                      'at the repository root, with <code>majordomus.pyz</code> beside it:</p>'
-                     '<pre><code>%s</code></pre>' % (_h(json.dumps(url, indent=2)),
-                                                      _h(json.dumps(stdio, indent=2))))
+                     '<pre><code>%s</code></pre>' % (_h(json_pretty(url)),
+                                                      _h(json_pretty(stdio))))
         return self.layout("Overview", "\n".join(parts), "/")
 
     def kind(self, kind, params):
@@ -4841,9 +5326,9 @@ class UiPages:
         mcp = descriptor["exposure"]["mcp"]
         getter = registry.by_id["objects.get"]["exposure"]
         served = [("MCP resource", "<code>resources/read</code> <code>%s</code>"
-                   % _h(json.dumps({"uri": mcp["resource"]["uri"]}))),
+                   % _h(json_compact({"uri": mcp["resource"]["uri"]}))),
                   ("MCP tool", "<code>%s</code> <code>%s</code>" % (
-                      _h(getter["mcp"]["tool"]), _h(json.dumps({"uri": obj.uri})))),
+                      _h(getter["mcp"]["tool"]), _h(json_compact({"uri": obj.uri})))),
                   ("REST", '<a href="%s?uri=%s"><code>GET %s?uri=%s</code></a>' % (
                       _h(getter["http"]["path"]), _q(obj.uri), _h(getter["http"]["path"]),
                       _h(_q(obj.uri)))),
@@ -4854,7 +5339,7 @@ class UiPages:
             arguments = placeholders(body)
             prompt = registry.by_id["prompts.get"]["exposure"]
             served.append(("MCP prompt", "<code>prompts/get</code> <code>%s</code>; arguments: %s"
-                           % (_h(json.dumps({"name": mcp["prompt"]["name"]})), ", ".join(
+                           % (_h(json_compact({"name": mcp["prompt"]["name"]})), ", ".join(
                                "<code>%s</code>" % _h(a) for a in arguments) or "none")))
             served.append(("CLI prompt", "<code>majordomus %s %s%s</code>" % (
                 _h(" ".join(prompt["cli"]["path"])), _h(_shell_word(mcp["prompt"]["name"])),
@@ -4971,7 +5456,7 @@ def _metadata_value(value):
     text = render_scalar(value)
     if text is not None:
         return _h(text)
-    return "<code>%s</code>" % _h(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return "<code>%s</code>" % _h(json_compact(value))
 
 
 def _diagnostic_table(diagnostics):
@@ -5357,7 +5842,7 @@ class McpOverHttp:
 
     def post(self, headers, body):
         try:
-            message = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+            message = json_loads(body.decode("utf-8"))
         except UnicodeDecodeError:
             return Reply(400, _rpc_error_body(None, -32700, "parse error: input is not UTF-8"))
         except (ValueError, RecursionError) as exc:
@@ -5673,7 +6158,7 @@ def capability_text(descriptor):
     rows = (("id", descriptor["id"]), ("kind", descriptor["kind"]),
             ("stability", descriptor["stability"]), ("title", descriptor["title"]),
             ("description", descriptor["description"]), ("provenance", origin),
-            ("mcp", json.dumps(exposure["mcp"], separators=(",", ":"), ensure_ascii=False)
+            ("mcp", json_compact(exposure["mcp"])
              if "mcp" in exposure else "none"),
             ("http", "%s %s" % (http["method"], http["path"]) if http else "none"),
             ("cli", "majordomus " + " ".join(cli["path"]) if cli else "none"),

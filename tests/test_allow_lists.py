@@ -366,3 +366,40 @@ class ShippedListsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KeyPathShapesTest(unittest.TestCase):
+    """§23: a plain pattern is kept as the key-path shapes it allows, not a regular
+    expression; the two answer alike for every shipped list and for patterns of every
+    shape, and a pattern that is no plain key path is still a regular expression."""
+
+    def test_shapes(self):
+        shapes = majordomus._pattern_shapes
+        self.assertEqual(shapes(r"^paths(\.[0-9]+)?$"), {"paths", "paths.#"})
+        self.assertEqual(shapes(r"^categories\.[0-9]+\.id$"), {"categories.#.id"})
+        self.assertEqual(shapes(r"^a\.b\.p99$"), {"a.b.p99"})
+        self.assertEqual(shapes(r"^x(\.[0-9]+)?\.y$"), {"x.y", "x.#.y"})
+        for pattern in (r"^a.*$", r"^a\.1$", r"^(a|b)$", r"^a\.b+$", r"^a$\b"):
+            with self.subTest(pattern=pattern):
+                self.assertIsNone(shapes(pattern))
+
+    def test_shapes_answer_as_the_regex(self):
+        import random
+        import re
+        rng = random.Random(23)
+        checked = 0
+        for name in sorted(f[:-4] for f in os.listdir(SHIPPED) if f.endswith(".txt")):
+            allow = majordomus.AllowList.from_text(name, read(os.path.join(SHIPPED, name + ".txt")))
+            self.assertEqual(allow.rest, [], "%s: every shipped pattern is a plain path" % name)
+            regex = re.compile("|".join("(?:%s)" % p for p in allow.patterns)).fullmatch
+            words = sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_-]*", " ".join(allow.patterns))))
+            for _ in range(1500):
+                path = ".".join(rng.choice(words + ["0", "7", "12", "x"])
+                                for _ in range(rng.randint(1, 5)))
+                checked += 1
+                self.assertEqual(allow.allows(path), regex(path) is not None, (name, path))
+        mixed = majordomus.AllowList("mixed", [r"^a\.[0-9]+$", r"^b.*$", r"^c$"])
+        self.assertEqual(mixed.rest, [r"^b.*$"])
+        self.assertEqual([mixed.allows(p) for p in ("a.3", "bxyz", "c", "a", "d")],
+                         [True, True, True, False, False])
+        self.assertGreater(checked, 20000)

@@ -179,6 +179,33 @@ class GlobTest(Checks, unittest.TestCase):
     def test_all_vectors(self):
         self.check_vectors()
 
+    def test_by_hand_matches_as_the_regex_does(self):
+        """glob_by_hand (str methods, for a few paths) is glob_matcher: every vector, and
+        generated patterns and paths around classes, escapes and `**`."""
+        for pattern, cases in GLOB_VECTORS:
+            match = majordomus.glob_by_hand(pattern)
+            for path, expected in cases:
+                with self.subTest(pattern=pattern, path=path):
+                    self.assertIs(bool(match(path)), expected)
+        import random
+        rng = random.Random(19)
+        pieces = ["a", "b", "*", "?", "**", "ab*", "*b", "a?b", "\\*", "x.md", "*.md", "[ab]",
+                  "[!a]*", "[^b]", "[a-c]x", "[[:alpha:]]", "[[:digit:]]*", "[]a]", "[a-]",
+                  "[-a]", "[\\]]", "[[:punct:]]", "[", "[a", "[0-9][0-9]-*.md", "[[:cntrl:]]",
+                  "*x*", "a*", "[[:space:]]x", "[[:bogus:]]"]
+        names = ["a", "b", "ab", "aab", "x.md", "y.md", "a.b", "*", "?", "abab", "a?b", "ba",
+                 "1", "12-x.md", "]", "-", "[", "[a", "c", "x", "\u00e9", "a b", "xa", "\x01"]
+        checked = 0
+        for _ in range(1500):
+            pattern = "/".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+            regex, hand = majordomus.glob_matcher(pattern), majordomus.glob_by_hand(pattern)
+            for _ in range(16):
+                path = "/".join(rng.choice(names) for _ in range(rng.randint(1, 4)))
+                checked += 1
+                if bool(regex(path)) != bool(hand(path)):
+                    self.fail("%r on %r: the regex says %s" % (pattern, path, bool(regex(path))))
+        self.assertEqual(checked, 24000)
+
     def test_matcher_is_reusable(self):
         match = majordomus.glob_matcher("*.md")
         self.assertEqual([bool(match(p)) for p in ("a.md", "b/a.md", "c.md", "b/a.md")],

@@ -1,0 +1,145 @@
+"""Lean start-up (SPEC §23): what a small session does not import, and the hand-written
+replacements that make it so answering exactly as what they replace (JSON through the json
+module's C half; the text tests written without regular expressions)."""
+import json
+import os
+import random
+import re
+import subprocess
+import unittest
+
+from tests import support
+
+import majordomus as mj
+
+
+def values(rng, depth=0):
+    """A random JSON value of the kinds the program writes."""
+    pick = rng.random()
+    if depth > 3 or pick < 0.45:
+        return rng.choice([0, -1, 7, 2 ** 53, 1.5, -0.25, 1e100, True, False, None, "",
+                           "plain", "é ünï", "quote \" back \\ slash", "\u2028\u2029",
+                           "tab\tnew\nline", "\x00\x1f", "emoji \U0001f600", "\ud800"])
+    if pick < 0.75:
+        return [values(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {rng.choice(["a", "b", "key", "é", "z", "0"]) + str(n): values(rng, depth + 1)
+            for n in range(rng.randint(0, 4))}
+
+
+class JsonTest(unittest.TestCase):
+    def test_encoders_write_what_json_writes(self):
+        rng = random.Random(31)
+        for n in range(3000):
+            value = values(rng)
+            with self.subTest(n=n):
+                self.assertEqual(mj.json_compact(value),
+                                 json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+                self.assertEqual(mj.json_compact(value, ascii_only=True),
+                                 json.dumps(value, separators=(",", ":")))
+                self.assertEqual(mj.json_compact(value, sort_keys=True),
+                                 json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                                            sort_keys=True))
+                self.assertEqual(mj.json_default(value), json.dumps(value))
+                self.assertEqual(mj.json_pretty(value),
+                                 json.dumps(value, indent=2, ensure_ascii=False))
+
+    def test_loads_reads_what_json_reads(self):
+        rng = random.Random(37)
+        for n in range(2000):
+            value = values(rng)
+            for text in (json.dumps(value), " \n%s\t " % json.dumps(value, indent=2)):
+                with self.subTest(n=n):
+                    self.assertEqual(mj.json_loads(text), json.loads(text))
+
+    def test_loads_refuses_as_json_refuses(self):
+        for text in ("", "  ", "{", "[1,]", '{"a" 1}', "nul", "1 2", "\ufeff{}", '"\\x"',
+                     "[" * 100000, "NaN", "-Infinity", '{"a": NaN}', "01", "{'a': 1}", "\x00"):
+            with self.subTest(text=text[:20]):
+                try:
+                    json.loads(text, parse_constant=mj._ScanContext.parse_constant)
+                except (ValueError, RecursionError) as exc:
+                    expected = (type(exc), str(exc))
+                else:
+                    self.fail("json read %r" % text[:20])
+                with self.assertRaises((ValueError, RecursionError)) as caught:
+                    mj.json_loads(text)
+                self.assertEqual((type(caught.exception), str(caught.exception)), expected)
+
+
+class TextTestsTest(unittest.TestCase):
+    """The str-method tests equal the regular expressions they replace."""
+
+    CASES = {
+        mj.is_integer_text: r"-?[0-9]+\Z",
+        mj.has_no_space: r"\S+\Z",
+        mj.uri_safe: r"[^\s\x00-\x1f\x7f]+\Z",
+        mj.capability_id_ok: r"[a-z][a-z0-9_-]*\.[^\s\x00-\x1f\x7f]+\Z",
+        mj.tool_name_ok: r"[a-z0-9_]+\Z",
+        mj._object_name: r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z",
+        mj._context_id: r"[a-z][a-z0-9-]*(\.[a-z0-9-]+)*\Z",
+    }
+
+    def test_against_the_expressions(self):
+        rng = random.Random(41)
+        alphabet = list("az09_-.@/ \t\n\x00\x1f\x7f\u00a0\u2028éZ#:") + ["ab", "1", "abc"]
+        samples = ["", "a", "-1", "-", "007", "\u0661", "²", "a.b", "rule.x@1", "a" * 40,
+                   "0123456789abcdef" * 4, "f" * 40, "F" * 40]
+        for _ in range(20000):
+            samples.append("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))))
+        for test, pattern in self.CASES.items():
+            expression = re.compile(pattern)
+            for text in samples:
+                with self.subTest(test=test.__name__, text=text):
+                    self.assertEqual(bool(test(text)), expression.match(text) is not None)
+
+    def test_key_lines(self):
+        expression = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: |\Z)")
+        rng = random.Random(43)
+        alphabet = list("aZ_-9: .#'\"") + ["key", ": ", "::"]
+        for _ in range(20000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+            match = expression.match(text)
+            with self.subTest(text=text):
+                self.assertEqual(mj._key_at(text),
+                                 None if match is None else (match.group(1), match.end()))
+
+    def test_closing_fence(self):
+        expression = re.compile(r"^---\r?$", re.M)
+        rng = random.Random(47)
+        pieces = ["---", "\n", "\r", "\r\n", "x", "----", " ---", "--- ", "-"]
+        for _ in range(20000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+            start = rng.randint(0, len(text))
+            # the reader asks only from the start of a line
+            if start and text[start - 1] != "\n":
+                continue
+            found = expression.search(text, start)
+            with self.subTest(text=text, start=start):
+                self.assertEqual(mj._closing_fence(text, start),
+                                 None if found is None else (found.start(), found.start() + 3))
+
+
+class StartImportsTest(unittest.TestCase):
+    """A small session imports neither `re` nor `json`: they cost a third of its start.
+    (-S: the interpreter's own site packages may import them.)"""
+
+    def test_a_small_session_imports_neither(self):
+        repo = support.make_repo(self)
+        for args in (["mcp", "--inspect"], ["mcp"]):
+            with self.subTest(args=args):
+                proc = subprocess.run(
+                    [support.PYTHON, "-S", "-X", "importtime", support.PYZ] + args, cwd=repo,
+                    input=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n',
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=support.base_env(),
+                    timeout=60)
+                self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+                imported = set(re.findall(r"\|\s+(\S+)\s*$", proc.stderr.decode("utf-8"),
+                                          re.M))
+                self.assertNotIn("re", imported)
+                self.assertNotIn("json", imported)
+                if args == ["mcp"]:
+                    self.assertIn("_json", imported)     # the answer went through it
+
+
+if __name__ == "__main__":
+    unittest.main()
