@@ -2,7 +2,6 @@
 replacements that make it so answering exactly as what they replace (JSON through the json
 module's C half; the text tests written without regular expressions)."""
 import json
-import os
 import random
 import re
 import subprocess
