@@ -5029,6 +5029,412 @@ def _error_body(code, message, data=None):
     return _pretty({"error": error})
 
 
+# ---------------------------------------------------------------------------------------
+# Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
+# Blocks: ATX headings (with ids), paragraphs, fenced and indented code, bullet and
+# ordered lists, block quotes, GitHub pipe tables, rules. Inline: emphasis, code spans,
+# hard breaks, backslash escapes, links, autolinks, images (as links). Everything else
+# (raw HTML, entities, setext headings, reference links, strikethrough...) is text.
+# Safe by construction: every input character reaching the output is escaped, and a link
+# is kept only for http:, https:, mailto: and relative targets, else shown as written.
+# Bounded: quotes and lists nest at most _MD_MAX_DEPTH deep and reread a line at most
+# about 4 times, a text has at most 10,000 inline tokens, and every scan is linear.
+# ---------------------------------------------------------------------------------------
+
+_MD_PATTERNS = {}           # pattern -> compiled regex, filled on first use
+_MD_MAX_DEPTH = 32          # deeper quotes and lists are read as text
+_MD_MAX_PIECES = 20000      # a text's first 10,000 inline tokens are read, the rest is text
+_MD_SCHEMES = ("http", "https", "mailto")
+_MD_TOKENS = (r"(?:\\|(?<! ) {2,})\n"          # a hard line break
+              r"|\\[!-/:-@\[-`{-~]|`+|\*+|_+")   # an escaped punctuation, runs of ` * _
+_MD_LINK = r"(!?)\[([^\[\]]*)\]\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)"
+_MD_AUTOLINK = r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*)>"
+_MD_TARGET = r"""(\S+)(?:\s+"([^"]*)"|\s+'([^']*)')?\s*"""   # what the parentheses hold
+
+
+def _md_re(pattern):
+    """The compiled form of pattern, compiled once, on first use."""
+    regex = _MD_PATTERNS.get(pattern)
+    if regex is None:
+        import re
+        regex = _MD_PATTERNS[pattern] = re.compile(pattern)
+    return regex
+
+
+def _md_escape(text):
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&#39;"))
+
+
+def _md_indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def render_markdown(text):
+    """Render Markdown text to an HTML fragment; raw HTML in it is shown, never rendered."""
+    lines = []
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    for line in text.rstrip("\n").split("\n"):
+        body = line.lstrip(" \t")
+        lines.append(line[:len(line) - len(body)].expandtabs(4) + body)  # tabs only in indents
+    html = _md_blocks(lines, {"ids": {}, "room": 4 * len(lines) + 1000}, 0)
+    return html + "\n" if html else ""
+
+
+# Blocks: each reader takes the lines and an index, and returns (html, next index).
+
+def _md_blocks(lines, state, depth, tight=False):
+    """Render a container's lines; tight (a tight list's item) leaves paragraphs bare."""
+    state["room"] -= len(lines)     # each depth reads its lines again: past the room
+    blocks, i, nest = [], 0, depth < _MD_MAX_DEPTH and state["room"] > 0  # nest no more
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if _md_fence_start(line):
+            html, i = _md_fenced(lines, i)
+        elif _md_indent(line) >= 4:
+            html, i = _md_indented(lines, i)
+        elif _md_heading_start(line):
+            html, i = _md_heading(line, state["ids"]), i + 1
+        elif _md_is_hr(line):
+            html, i = "<hr>", i + 1
+        elif nest and _md_re(r" {0,3}>").match(line):
+            html, i = _md_quote(lines, i, state, depth)
+        elif nest and _md_item(line):
+            html, i = _md_list(lines, i, state, depth)
+        elif _md_table_start(lines, i):
+            html, i = _md_table(lines, i)
+        else:
+            html, i = _md_paragraph(lines, i, tight)
+        blocks.append(html)
+    return "\n".join(blocks)
+
+
+def _md_interrupts(lines, i):
+    """Whether line i starts a block, ending the paragraph (or table) before it."""
+    line = lines[i]
+    if line.lstrip()[:1] not in "`~#*-_+>0123456789" and "|" not in line:
+        return False                # the common case, decided cheaply
+    item = _md_item(line)
+    return bool(_md_fence_start(line) or _md_heading_start(line) or _md_is_hr(line)
+                or _md_re(r" {0,3}>").match(line) or _md_table_start(lines, i)
+                or (item and item[4].strip() and item[1] in (None, 1)))  # as CommonMark
+
+
+def _md_paragraph(lines, i, tight):
+    end = i + 1
+    while end < len(lines) and lines[end].strip() and not _md_interrupts(lines, end):
+        end += 1
+    html = _md_inline("\n".join(line.lstrip() for line in lines[i:end]).rstrip())
+    return (html if tight else "<p>%s</p>" % html), end
+
+
+def _md_heading_start(line):
+    return _md_re(r" {0,3}(#{1,6})(?:[ \t]|$)").match(line)
+
+
+def _md_heading(line, ids):
+    match = _md_heading_start(line)
+    body = line[match.end():].strip()
+    bare = body.rstrip("#")
+    if not bare or bare[-1] in " \t":   # a closing run of #s counts only after a space
+        body = bare.rstrip()
+    level, html = len(match.group(1)), _md_inline(body)
+    return '<h%d id="%s">%s</h%d>' % (level, _md_slug(html, ids), html, level)
+
+
+def _md_slug(html, ids):
+    """A unique id from a heading's text: ASCII letters and digits joined by hyphens."""
+    import unicodedata
+    text = _md_re(r"<[^>]*>|&[#\w]+;").sub("", html)   # tags and entities are all ours
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    base = "-".join(_md_re(r"[a-z0-9]+").findall(text)) or "section"
+    number, slug = ids.get(base, 1), base   # ids: each id given -> last suffix tried on it
+    while slug in ids:
+        number += 1
+        slug = "%s-%d" % (base, number)
+    ids[base] = number
+    ids.setdefault(slug, 1)
+    return slug
+
+
+def _md_is_hr(line):
+    marks = line.replace(" ", "").replace("\t", "")
+    return (_md_indent(line) < 4 and len(marks) >= 3 and marks[0] in "-*_"
+            and marks == marks[0] * len(marks))
+
+
+def _md_fence_start(line):
+    match = _md_re(r"( {0,3})(`{3,}|~{3,})(.*)").match(line)
+    return None if match and match.group(2)[0] == "`" and "`" in match.group(3) else match
+
+
+def _md_fenced(lines, i):
+    match = _md_fence_start(lines[i])
+    indent, fence, info = len(match.group(1)), match.group(2), match.group(3).split()
+    code, i = [], i + 1
+    while i < len(lines):           # an unclosed fence runs to the end of its container
+        line, mark = lines[i], lines[i].strip()
+        i += 1
+        if _md_indent(line) < 4 and len(mark) >= len(fence) and mark == fence[0] * len(mark):
+            break
+        code.append(line[min(indent, _md_indent(line)):] + "\n")
+    lang = ' class="language-%s"' % _md_escape(info[0]) if info else ""
+    return "<pre><code%s>%s</code></pre>" % (lang, _md_escape("".join(code))), i
+
+
+def _md_indented(lines, i):
+    code = []
+    while i < len(lines) and (_md_indent(lines[i]) >= 4 or not lines[i].strip()):
+        code.append(lines[i][4:] + "\n")
+        i += 1
+    while not code[-1].strip():     # trailing blank lines separate, they are not code
+        code.pop()
+    return "<pre><code>%s</code></pre>" % _md_escape("".join(code)), i
+
+
+def _md_quote(lines, i, state, depth):
+    body = []
+    while i < len(lines):
+        marker = _md_re(r" {0,3}> ?").match(lines[i])
+        if marker:
+            body.append(lines[i][marker.end():])
+        elif body[-1].strip() and lines[i].strip() and not _md_interrupts(lines, i):
+            body.append(lines[i])   # a lazy continuation of the quoted paragraph
+        else:
+            break
+        i += 1
+    return "<blockquote>\n%s\n</blockquote>" % _md_blocks(body, state, depth + 1), i
+
+
+def _md_item(line):
+    """A list item's first line as (marker, number, indent, width, rest), or None."""
+    match = _md_re(r"( {0,3})(?:([-+*])|(\d{1,9})([.)]))( +|$)").match(line)
+    if match is None:
+        return None
+    width = match.end()
+    if width == len(line) or len(match.group(5)) > 4:   # content starts one space in
+        width = match.start(5) + 1
+    number = int(match.group(3)) if match.group(3) else None
+    return (match.group(2) or match.group(4), number, len(match.group(1)), width,
+            line[width:])
+
+
+def _md_list(lines, i, state, depth):
+    item = _md_item(lines[i])
+    marker, start, items, loose = item[0], item[1], [], False
+    while True:
+        body, i = _md_item_body(lines, i, item)
+        items.append(body)
+        loose = loose or "" in body[1:]     # a blank line inside an item
+        after = i
+        while after < len(lines) and not lines[after].strip():
+            after += 1
+        item = after < len(lines) and not _md_is_hr(lines[after]) and _md_item(lines[after])
+        if not item or item[0] != marker:   # another marker starts another list
+            break
+        loose, i = loose or after > i, after
+    tag = "ul" if start is None else "ol"
+    first = ' start="%d"' % start if start not in (None, 1) else ""
+    html = "".join("<li>%s</li>\n" % _md_blocks(body, state, depth + 1, not loose)
+                   for body in items)
+    return "<%s%s>\n%s</%s>" % (tag, first, html, tag), i
+
+
+def _md_item_body(lines, i, item):
+    """The lines of the item starting at line i, without its indentation, and the end."""
+    indent, width, rest = item[2:]
+    needed = min(width, indent + 2)     # two spaces nest under any marker, even "10."
+    body, i = [rest], i + 1
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            body.append("")
+        elif _md_indent(line) >= needed:
+            body.append(line[min(_md_indent(line), width):])
+        elif body[-1] and not _md_item(line) and not _md_interrupts(lines, i):
+            body.append(line)       # a lazy continuation of the item's paragraph
+        else:
+            break
+        i += 1
+    while len(body) > 1 and not body[-1]:   # trailing blank lines belong to no item
+        body.pop()
+        i -= 1
+    return body, i
+
+
+def _md_cells(row):
+    """A table row's cells, split on unescaped pipes, without the optional outer ones."""
+    row = row.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return [cell.strip().replace("\\|", "|") for cell in _md_re(r"(?<!\\)\|").split(row)]
+
+
+def _md_table_start(lines, i):
+    if i + 1 >= len(lines) or "|" not in lines[i] or "|" not in lines[i + 1]:
+        return False
+    delimiters = _md_cells(lines[i + 1])
+    return (len(delimiters) == len(_md_cells(lines[i]))
+            and all(_md_re(r":?-+:?").fullmatch(cell) for cell in delimiters))
+
+
+def _md_table(lines, i):
+    aligns = []
+    for cell in _md_cells(lines[i + 1]):   # the only style written, from fixed values
+        side = {":-": "left", "-:": "right", "::": "center"}.get(cell[0] + cell[-1])
+        aligns.append(' style="text-align:%s"' % side if side else "")
+    rows = [_md_row(lines[i], aligns, "th")]
+    i += 2
+    while i < len(lines) and lines[i].strip() and not _md_interrupts(lines, i):
+        rows.append(_md_row(lines[i], aligns, "td"))
+        i += 1
+    body = "<tbody>\n%s\n</tbody>\n" % "\n".join(rows[1:]) if rows[1:] else ""
+    return ('<div class="table-wrap"><table>\n<thead>\n%s\n</thead>\n%s</table></div>'
+            % (rows[0], body)), i
+
+
+def _md_row(line, aligns, tag):
+    cells = (_md_cells(line) + [""] * len(aligns))[:len(aligns)]   # the header's width
+    return "<tr>%s</tr>" % "".join("<%s%s>%s</%s>" % (tag, align, _md_inline(cell), tag)
+                                   for cell, align in zip(cells, aligns))
+
+
+# Links: the scheme decides, and anything not plainly allowed is refused.
+
+def _md_anchor(url, label, title="", css=""):
+    """An <a> to url around label (HTML), or None when url is not a target we link."""
+    if not url.isprintable() or " " in url or url.replace("\\", "/").startswith("//"):
+        return None     # browsers drop controls and blanks, read \ as /, and // is a host
+    end = _md_re(r"[:/?#]").search(url)
+    head = url[:end.start()] if end else url
+    scheme = end is not None and end.group() == ":"
+    if "&" in head or (scheme and head.lower() not in _MD_SCHEMES):
+        return None     # "&" could be an entity spelling a colon: javascript&#58;
+    return '<a href="%s"%s%s%s>%s</a>' % (
+        _md_escape(url), ' title="%s"' % _md_escape(title) if title else "",
+        ' class="%s"' % css if css else "", ' rel="noopener noreferrer"' if scheme else "",
+        label)
+
+
+# Inline content: one left-to-right scan, then emphasis matched over a delimiter stack.
+
+def _md_inline(text, links=True):
+    return _MdInline(text, links).render()
+
+
+class _MdDelimiter:
+    """A run of '*' or '_': its unmatched characters, between the tags it matched."""
+    __slots__ = ("char", "count", "closing", "opening")
+
+    def __init__(self, char, count):
+        self.char, self.count, self.closing, self.opening = char, count, "", ""
+
+    def __str__(self):
+        return self.closing + self.char * self.count + self.opening
+
+
+class _MdInline:
+    """The inline parser of one paragraph, heading, table cell or link text."""
+
+    def __init__(self, text, links):
+        self.text, self.links = text, links     # links=False inside a link's text
+        self.out = []           # escaped HTML strings and _MdDelimiter runs, in order
+        self.openers = []       # runs that may still open emphasis, innermost last
+        self.open_count = {"*": 0, "_": 0}      # lets a closer skip a hopeless search
+        self.ticks = None       # backtick run length -> starts, last first; built on demand
+
+    def render(self):
+        """Escape the text between tokens; a token is handled whole, or not found."""
+        text, pos = self.text, 0
+        tokens = _md_re(_MD_TOKENS + "|" + _MD_LINK + "|" + _MD_AUTOLINK if self.links
+                        else _MD_TOKENS)
+        while len(self.out) < _MD_MAX_PIECES:   # then the rest is shown as written
+            match = tokens.search(text, pos)
+            if match is None:
+                break
+            self.out.append(_md_escape(text[pos:match.start()]))
+            pos = self.token(match)
+        self.out.append(_md_escape(text[pos:]))
+        return "".join(map(str, self.out))
+
+    def token(self, match):
+        found = match.group()
+        first = found[0]
+        if first in "*_":
+            self.delimiter(match.start(), match.end())
+        elif found.endswith("\n"):  # a backslash or two spaces before it: a hard break
+            self.out.append("<br>\n")
+        elif first == "\\":
+            self.out.append(_md_escape(found[1]))
+        elif first == "`":
+            return self.code(match.start(), match.end())
+        elif first == "<":
+            url = match.group(4)
+            self.out.append(_md_anchor(url, _md_escape(url)) or _md_escape(found))
+        else:
+            self.link(*match.group(0, 1, 2, 3))
+        return match.end()
+
+    def code(self, start, end):
+        text = self.text
+        if self.ticks is None:
+            self.ticks = {}
+            for begin, finish in reversed([run.span() for run in _md_re(r"`+").finditer(text)]):
+                self.ticks.setdefault(finish - begin, []).append(begin)
+        starts = self.ticks.get(end - start, [])
+        while starts and starts[-1] < end:
+            starts.pop()
+        if not starts:              # no closing run of the same length: literal backticks
+            self.out.append(text[start:end])
+            return end
+        close = starts.pop()
+        code = text[end:close].replace("\n", " ")
+        if code[:1] == code[-1:] == " " and code.strip(" "):
+            code = code[1:-1]
+        self.out.append("<code>%s</code>" % _md_escape(code))
+        return close + end - start
+
+    def link(self, found, image, label, inside):
+        target, html = _md_re(_MD_TARGET).fullmatch(inside), None
+        if target:                  # an image is never loaded: it becomes a link to it
+            url, title = target.group(1), target.group(2) or target.group(3) or ""
+            label = _md_escape(label or url) if image else _md_inline(label, False)
+            html = _md_anchor(url, label, title, "image" if image else "")
+        self.out.append(html or _md_escape(found))  # refused: shown as written
+
+    def delimiter(self, start, end):
+        text, char = self.text, self.text[start]
+        before, after = text[start - 1:start] or " ", text[end:end + 1] or " "
+        left = not after.isspace() and (after.isalnum() or not before.isalnum())
+        right = not before.isspace() and (before.isalnum() or not after.isalnum())
+        if char == "_":             # no intraword emphasis: snake_case_names stay
+            left, right = (left and (not right or not before.isalnum()),
+                           right and (not left or not after.isalnum()))
+        if not (left or right):
+            self.out.append(text[start:end])
+            return
+        run = _MdDelimiter(char, end - start)
+        self.out.append(run)
+        while right and run.count and self.open_count[char]:   # close the nearest openers
+            opener = self.openers.pop()
+            self.open_count[opener.char] -= 1
+            if opener.char != char:
+                continue            # crossed by this span, so it stays literal
+            used = 2 if run.count >= 2 and opener.count >= 2 else 1
+            opener.count, run.count = opener.count - used, run.count - used
+            opener.opening = ("<strong>" if used == 2 else "<em>") + opener.opening
+            run.closing += "</strong>" if used == 2 else "</em>"
+            if opener.count:
+                self.openers.append(opener)
+                self.open_count[char] += 1
+        if left and run.count:
+            self.openers.append(run)
+            self.open_count[char] += 1
+
+
 # The human view (§22): server-rendered pages of the current generation, a projection like
 # the routes above (a page never reads a file itself), memoised per generation where it
 # pays; one stylesheet and one small script from the archive; every value escaped.
@@ -5169,8 +5575,8 @@ class UiPages:
             '<header class="top"><nav aria-label="Pages">'
             '<a class="brand" href="%s/">majordomus <span>%s</span></a><ul>%s</ul>'
             '<form role="search" action="%s/search" method="get">'
-            '<label class="visually-hidden" for="top-q">Search the layer</label>'
-            '<input id="top-q" type="search" name="q" placeholder="Search the layer">'
+            '<label class="visually-hidden" for="mj-top-q">Search the layer</label>'
+            '<input id="mj-top-q" type="search" name="q" placeholder="Search the layer">'
             '<button type="submit">Search</button></form></nav></header>\n'
             '<main id="main">\n%s\n</main>\n'
             '<footer><p>Generation %d \u00b7 state <span class="badge state-%s">%s</span>'
@@ -5197,11 +5603,11 @@ class UiPages:
                  'API and the command line serve it. Nothing here writes anything.</p>']
         live = gen.live
         if live is not None and live.stale:
-            parts.append('<section class="alert" aria-labelledby="stale"><h2 id="stale">The '
+            parts.append('<section class="alert" aria-labelledby="mj-stale"><h2 id="mj-stale">The '
                          'layer cannot be read again</h2><p>Still serving generation %d: '
                          '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
         if index.diagnostics:
-            parts.append('<section class="alert" aria-labelledby="diag"><h2 id="diag">%d '
+            parts.append('<section class="alert" aria-labelledby="mj-diag"><h2 id="mj-diag">%d '
                          'diagnostic(s)</h2>%s<p><a href="%s/diagnostics">Every diagnostic, '
                          'grouped by code</a></p></section>' % (
                              len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
@@ -5219,11 +5625,11 @@ class UiPages:
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
-        parts.append('<h2 id="kinds">Kinds</h2><div class="table-wrap"><table aria-labelledby='
-                     '"kinds"><thead><tr><th scope="col">Kind</th><th scope="col" class="num">'
+        parts.append('<h2 id="mj-kinds">Kinds</h2><div class="table-wrap"><table aria-labelledby='
+                     '"mj-kinds"><thead><tr><th scope="col">Kind</th><th scope="col" class="num">'
                      'Objects</th></tr></thead><tbody>%s</tbody></table></div>'
                      % (rows or '<tr><td colspan="2">No object.</td></tr>'))
-        parts.append('<h2 id="caps">Capabilities</h2><p>%d capabilities: %d builtin, %d '
+        parts.append('<h2 id="mj-caps">Capabilities</h2><p>%d capabilities: %d builtin, %d '
                      'declarative; %d MCP tools, %d MCP resources, %d REST routes, %d CLI '
                      'commands. <a href="%s/capabilities">The registry</a></p>' % (
                          summary["total"], summary["builtin"], summary["declarative"],
@@ -5232,7 +5638,7 @@ class UiPages:
         url = {"mcpServers": {"majordomus": {"type": "http", "url": "http://%s/mcp" % host}}}
         stdio = {"mcpServers": {"majordomus": {"command": "python3", "args": [
             "majordomus.pyz", "mcp", "--repo", "."]}}}
-        parts.append('<h2 id="connect">Connect an MCP client</h2><p>To this server, by URL '
+        parts.append('<h2 id="mj-connect">Connect an MCP client</h2><p>To this server, by URL '
                      '(it follows the layer while it runs):</p><pre><code>%s</code></pre>'
                      '<p>Or spawned by the client for each session, from <code>.mcp.json</code> '
                      'at the repository root, with <code>majordomus.pyz</code> beside it:</p>'
@@ -5298,23 +5704,11 @@ class UiPages:
                                       _h(obj.title or obj.identity))]
         if obj.description:
             parts.append('<p class="lede">%s</p>' % _h(obj.description))
-        parts.append('<div class="copy"><label class="visually-hidden" for="uri">URI</label>'
-                     '<input id="uri" type="text" readonly value="%s" size="60" data-copy '
+        parts.append('<div class="copy"><label class="visually-hidden" for="mj-uri">URI</label>'
+                     '<input id="mj-uri" type="text" readonly value="%s" size="60" data-copy '
                      'aria-label="the URI"></div>' % _h(obj.uri))
         origin = obj.provenance
-        facts = [("Kind", _h(obj.kind)), ("Identity", "<code>%s</code>" % _h(obj.identity)),
-                 ("Path", "<code>%s</code>" % _h(origin["path"])),
-                 ("Class", _h(origin["source_class"])),
-                 ("Section", _h(origin.get("section", "(none)"))),
-                 ("Media type", _h(obj.media_type)), ("Bytes", "%d" % origin["bytes"])]
-        if "member" in origin:
-            facts.append(("Member", "<code>%s</code>" % _h(origin["member"])))
-        parts.append('<h2 id="prov">Provenance</h2>' + _facts(facts, "prov"))
-        if obj.metadata:
-            parts.append('<h2 id="meta">Metadata</h2>' + _facts(
-                [(_h(key), _metadata_value(value)) for key, value in obj.metadata.items()],
-                "meta"))
-        parts.append('<h2 id="content">Content</h2>')
+        parts.append('<h2 id="mj-content">Content</h2>')
         if obj.media_type == "text/markdown":
             parts.append('<div class="content">%s</div>' % render_markdown(
                 obj.body if obj.body is not None else obj.content))
@@ -5322,6 +5716,18 @@ class UiPages:
             parts.append('<pre><code>%s</code></pre>' % _h(obj.content))
         parts.append('<details><summary>The exact source (%d bytes)</summary><pre><code>%s'
                      '</code></pre></details>' % (origin["bytes"], _h(obj.content)))
+        facts = [("Kind", _h(obj.kind)), ("Identity", "<code>%s</code>" % _h(obj.identity)),
+                 ("Path", "<code>%s</code>" % _h(origin["path"])),
+                 ("Class", _h(origin["source_class"])),
+                 ("Section", _h(origin.get("section", "(none)"))),
+                 ("Media type", _h(obj.media_type)), ("Bytes", "%d" % origin["bytes"])]
+        if "member" in origin:
+            facts.append(("Member", "<code>%s</code>" % _h(origin["member"])))
+        parts.append('<h2 id="mj-prov">Provenance</h2>' + _facts(facts, "mj-prov"))
+        if obj.metadata:
+            parts.append('<h2 id="mj-meta">Metadata</h2>' + _facts(
+                [(_h(key), _metadata_value(value)) for key, value in obj.metadata.items()],
+                "mj-meta"))
         descriptor = registry.by_uri[obj.uri]
         mcp = descriptor["exposure"]["mcp"]
         getter = registry.by_id["objects.get"]["exposure"]
@@ -5344,15 +5750,15 @@ class UiPages:
             served.append(("CLI prompt", "<code>majordomus %s %s%s</code>" % (
                 _h(" ".join(prompt["cli"]["path"])), _h(_shell_word(mcp["prompt"]["name"])),
                 "".join(" --arg %s=\u2026" % _h(a) for a in arguments))))
-        parts.append('<h2 id="served">Where it is served</h2><dl class="interfaces">%s</dl>'
+        parts.append('<h2 id="mj-served">Where it is served</h2><dl class="interfaces">%s</dl>'
                      % "".join("<dt>%s</dt><dd>%s</dd>" % pair for pair in served))
         return self.layout(obj.title or obj.identity, "\n".join(parts))
 
     def search(self, params):
         query = params.get("q", "")
         form = ('<form class="search-form" role="search" action="%s/search" method="get">'
-                '<label class="visually-hidden" for="q">Search the layer</label>'
-                '<input id="q" type="search" name="q" value="%s" placeholder="Ask in plain '
+                '<label class="visually-hidden" for="mj-q">Search the layer</label>'
+                '<input id="mj-q" type="search" name="q" value="%s" placeholder="Ask in plain '
                 'words"><button type="submit">Search</button></form>' % (UI_PREFIX, _h(query)))
         parts = ['<h1>Search</h1>', form]
         title = "Search"
@@ -5392,7 +5798,7 @@ class UiPages:
                  'is left out of the index, the rest is served.</p>'
                  % len(self.gen.index.diagnostics)]
         for code, found in sorted(groups.items()):
-            parts.append('<h2 id="code-%s"><code>%s</code> (%d)</h2>%s' % (
+            parts.append('<h2 id="mj-code-%s"><code>%s</code> (%d)</h2>%s' % (
                 _h(code), _h(code), len(found), _diagnostic_table(found)))
         if not groups:
             parts.append("<p>None: every discovered file is served.</p>")
@@ -5409,8 +5815,8 @@ class UiPages:
         chosen = declarative[start:start + UI_CAPABILITIES]
         parts = ['<h1>Capabilities</h1><p class="lede">Every interface is a projection of this '
                  'registry: %d capabilities.</p>' % len(ids),
-                 '<h2 id="builtin">Builtin</h2>' + _capability_table(registry, builtin),
-                 '<h2 id="declarative">Declarative (one per object)</h2><p>%d to %d of %d.</p>'
+                 '<h2 id="mj-builtin">Builtin</h2>' + _capability_table(registry, builtin),
+                 '<h2 id="mj-declarative">Declarative (one per object)</h2><p>%d to %d of %d.</p>'
                  % (start + 1 if chosen else 0, start + len(chosen), len(declarative))
                  + _capability_table(registry, chosen)]
         if start + UI_CAPABILITIES < len(declarative):
@@ -5418,10 +5824,6 @@ class UiPages:
                          'href="%s/capabilities?after=%s">Next %d</a></nav>'
                          % (UI_PREFIX, _q(chosen[-1]), UI_CAPABILITIES))
         return self.html(self.layout("Capabilities", "\n".join(parts), "/capabilities"))
-
-
-def render_markdown(text):   # placeholder until the renderer lands
-    return "<pre>%s</pre>" % _h(text)
 
 
 def ui_pages(gen):
