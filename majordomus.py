@@ -251,7 +251,7 @@ def json_loads(text):
         start = len(text) - len(text.lstrip(" \t\n\r"))
         try:
             value, end = scan(text, start)
-        except (StopIteration, ValueError):
+        except Exception:  # StopIteration, ValueError; 3.10-3.11 may raise SystemError
             value, end = None, -1
         if end >= 0 and not text[end:].strip(" \t\n\r"):
             return value
@@ -2648,6 +2648,17 @@ def search_terms(text):
     return [fold_term(t) for t in re.findall(_WORD, text.casefold())]
 
 
+def query_terms(query):
+    """A query's distinct terms, in order, and the compound of each two neighbouring
+    words (`hand over` also asks for `handover`)."""
+    import re
+    words = re.findall(_WORD, query.casefold())
+    terms = [fold_term(word) for word in words]
+    terms += [fold_term(a + b) for a, b in zip(words, words[1:])
+              if a.isalpha() and b.isalpha() and len(a + b) >= 6]
+    return list(dict.fromkeys(terms))
+
+
 def _search_fields(obj):
     """An object's three searched texts: identity, title and tags; the description; the
     content without front matter (for YAML, its scalar values, so that keys never match)."""
@@ -2785,7 +2796,7 @@ def term_index(gen):
 def ranked_hits(gen, query, kind):
     """[(score rounded to 4 places, object)] of a ranked search, best first (§21)."""
     index = term_index(gen)
-    terms = list(dict.fromkeys(search_terms(query)))
+    terms = query_terms(query)
     if not terms:
         return []
     half = len(index.objects) / 2
@@ -3591,7 +3602,7 @@ def _ranked_search(gen, query, kind, arguments):
             raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
         start = bisect.bisect_right([(-s, o.uri) for s, o in hits], after)
     chosen = hits[start:start + limit]
-    terms = set(search_terms(query))
+    terms = set(query_terms(query))
     out = []
     for score, obj in chosen:
         hit = summary(obj)

@@ -19,12 +19,18 @@ def main(names):
     else:
         suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
     result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
+    # A test counts once however many of its subtests fail, so the counts add up to `run`.
+    failing = []
+    for test, _ in result.failures + result.errors + [(t, None) for t in
+                                                      result.unexpectedSuccesses]:
+        name = str(getattr(test, "test_case", test))
+        if name not in failing:
+            failing.append(name)
+    failed = len(failing)
+    skipped = len({str(test) for test, _ in result.skipped})
     summary = {"python": sys.version.split()[0], "run": result.testsRun,
-               "passed": result.testsRun - failed - skipped, "failed": failed,
-               "skipped": skipped,
-               "failures": [str(test) for test, _ in result.failures + result.errors]}
+               "passed": max(result.testsRun - failed - skipped, 0), "failed": failed,
+               "skipped": skipped, "failures": failing}
     sys.stdout.write("RESULT " + json.dumps(summary) + "\n")
     return 0 if failed == 0 else 1
 

@@ -1,0 +1,78 @@
+"""The search's quality on real questions (SPEC §21): MRR@10, recall@5 and recall@10 of
+tests/search_questions.json over ../shared/fixtures/real-latest/, in ranked and substring
+mode. The questions were written by reading the documents, before the ranking was tuned.
+
+Usage: python3 tests/search_quality.py [--misses]   (a benchmark, not a test; bench.py
+prints its figures)"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+QUESTIONS = os.path.join(HERE, "search_questions.json")
+CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "fixtures", "real-latest")
+
+
+def corpus_repo(base):
+    """A committed copy of the real layer under `base`."""
+    repo = os.path.join(base, "real-latest")
+    shutil.copytree(CORPUS, repo)
+    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"],
+                 ["-c", "user.name=b", "-c", "user.email=b@b.invalid", "commit", "-qm", "c"]):
+        subprocess.run(["git", "-C", repo] + args, check=True, env=env)
+    return repo
+
+
+def measure(gen_or_module, repo, mode):
+    """{"mrr10", "recall5", "recall10", "misses"} of every question, in one process."""
+    sys.path.insert(0, ROOT)
+    import majordomus
+    gen = majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
+    with open(QUESTIONS, encoding="utf-8") as handle:
+        questions = json.load(handle)["questions"]
+    reciprocal = found5 = found10 = wanted_total = 0.0
+    misses = []
+    for question in questions:
+        try:
+            hits = gen.execute("objects.search", {"query": question["q"], "limit": 10,
+                                                   "mode": mode})["hits"]
+        except majordomus.CapabilityError:
+            hits = []
+        uris = [hit["uri"] for hit in hits]
+        want = question["want"]
+        ranks = [uris.index(u) + 1 for u in want if u in uris]
+        reciprocal += 1.0 / min(ranks) if ranks else 0.0
+        found5 += sum(1 for u in want if u in uris[:5])
+        found10 += sum(1 for u in want if u in uris[:10])
+        wanted_total += len(want)
+        if not ranks or min(ranks) > 3:
+            misses.append((question["q"], want, uris[:5]))
+    count = len(questions)
+    return {"questions": count, "mrr10": reciprocal / count, "recall5": found5 / wanted_total,
+            "recall10": found10 / wanted_total, "misses": misses}
+
+
+def main(argv):
+    base = tempfile.mkdtemp(prefix="mj-quality-")
+    try:
+        repo = corpus_repo(base)
+        for mode in ("ranked", "substring"):
+            result = measure(None, repo, mode)
+            print("%-9s %d questions: MRR@10 %.3f, recall@5 %.3f, recall@10 %.3f"
+                  % (mode, result["questions"], result["mrr10"], result["recall5"],
+                     result["recall10"]))
+            if "--misses" in argv and mode == "ranked":
+                for q, want, got in result["misses"]:
+                    print("  miss: %r want %s got %s" % (q, want, got))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
