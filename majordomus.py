@@ -6668,7 +6668,8 @@ def top_help():
               "  --strict                    refuse to run when the index carries an error",
               "", "Options:", "  -h, --help     print help (also after a command)",
               "  --version      print the version", "",
-              "Exit codes: 0 ok, 2 usage, 10 contract unmet, 12 missing, 13 internal.",
+              "Exit codes: 0 ok, 2 usage, 10 contract unmet, 12 missing, 13 internal,"
+              " 15 a refused path (context).",
               "Logs go to stderr; MAJORDOMUS_LOG=off|error|warn|info|debug|trace."]
     return "\n".join(lines) + "\n"
 
