@@ -2649,20 +2649,23 @@ def search_terms(text):
 
 
 def query_terms(query):
-    """A query's distinct terms, in order, and the compound of each two neighbouring
-    words (`hand over` also asks for `handover`)."""
+    """A query's distinct terms, in order, and the compound of each two neighbouring words,
+    as written and with the first folded (`hand over`, `handing over` also ask for
+    `handover`)."""
     import re
     words = re.findall(_WORD, query.casefold())
     terms = [fold_term(word) for word in words]
-    terms += [fold_term(a + b) for a, b in zip(words, words[1:])
-              if a.isalpha() and b.isalpha() and len(a + b) >= 6]
+    for first, second in zip(words, words[1:]):
+        if first.isalpha() and second.isalpha() and len(first + second) >= 6:
+            terms += [fold_term(first + second), fold_term(fold_term(first) + second)]
     return list(dict.fromkeys(terms))
 
 
 def _search_fields(obj):
-    """An object's three searched texts: identity, title and tags; the description; the
-    content without front matter (for YAML, its scalar values, so that keys never match)."""
-    head = " ".join([obj.identity, obj.title or ""] + obj.tags())
+    """An object's three searched texts: its name (kind, identity, title and tags: "which
+    profile" asks for a kind); the description; the content without front matter (for
+    YAML, its scalar values, so that keys never match)."""
+    head = " ".join([obj.kind, obj.identity, obj.title or ""] + obj.tags())
     if obj.body is not None:
         body = obj.body
     elif obj.media_type == "text/plain":

@@ -35,7 +35,7 @@ def measure(gen_or_module, repo, mode):
     gen = majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
     with open(QUESTIONS, encoding="utf-8") as handle:
         questions = json.load(handle)["questions"]
-    reciprocal = found5 = found10 = wanted_total = 0.0
+    reciprocal = found5 = found10 = 0.0
     misses = []
     for question in questions:
         try:
@@ -47,14 +47,14 @@ def measure(gen_or_module, repo, mode):
         want = question["want"]
         ranks = [uris.index(u) + 1 for u in want if u in uris]
         reciprocal += 1.0 / min(ranks) if ranks else 0.0
-        found5 += sum(1 for u in want if u in uris[:5])
-        found10 += sum(1 for u in want if u in uris[:10])
-        wanted_total += len(want)
+        # recall per question, then the mean over questions (as IR evaluations count it)
+        found5 += sum(1 for u in want if u in uris[:5]) / len(want)
+        found10 += sum(1 for u in want if u in uris[:10]) / len(want)
         if not ranks or min(ranks) > 3:
             misses.append((question["q"], want, uris[:5]))
     count = len(questions)
-    return {"questions": count, "mrr10": reciprocal / count, "recall5": found5 / wanted_total,
-            "recall10": found10 / wanted_total, "misses": misses}
+    return {"questions": count, "mrr10": reciprocal / count, "recall5": found5 / count,
+            "recall10": found10 / count, "misses": misses}
 
 
 def main(argv):
