@@ -2804,11 +2804,14 @@ def ranked_hits(gen, query, kind):
         return []
     half = len(index.objects) / 2
     weights = [index.postings(term) for term in terms]
-    rare = [w for w in weights if len(w) <= half]
+    words = len(set(search_terms(query)))     # the query's own terms; then its compounds
+    # A term most objects carry makes no hit on its own, unless every term of the query is
+    # of that kind; a compound only adds to the hits (one that nothing carries is no term).
+    rare = [w for n, w in enumerate(weights) if len(w) <= half and (n < words or w)]
     carriers = set()
-    for w in rare or weights:   # a term most objects carry makes no hit on its own
+    for w in rare or weights:
         carriers.update(w)
-    phrase = query.casefold().strip() if len(terms) > 1 else None
+    phrase = query.casefold().strip() if words > 1 else None
     hits = []
     for position in carriers:
         obj = index.objects[position]
@@ -2817,7 +2820,7 @@ def ranked_hits(gen, query, kind):
         score = sum(w.get(position, 0.0) for w in weights)
         if phrase and (phrase in (obj.title or "").casefold() or any(
                 phrase in line for line in _search_fields(obj)[2].casefold().split("\n"))):
-            score += PHRASE_BONUS * len(terms)
+            score += PHRASE_BONUS * words
         hits.append((round(score, 4), obj))
     hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
     return hits

@@ -142,6 +142,17 @@ class ScoringTest(unittest.TestCase):
         value = self.search(repo, "how do i")
         self.assertEqual(value["total"], 13)
         self.assertIn(uri("target"), uris(value))
+        # a rare term nothing carries leaves the common ones without hits of their own
+        self.assertEqual(self.search(repo, "how do i zzyzx")["total"], 0)
+
+    def test_compounds(self):
+        """Two neighbouring words also ask for their compound, as written and with the
+        first one folded."""
+        repo = layer(self, rule("h", "Handovers", "How a session ends."))
+        for query in ("hand over", "handing over", "handed over"):
+            with self.subTest(query=query):      # `h` carries neither word, only the compound
+                self.assertIn(uri("h"), uris(self.search(repo, query)))
+        self.assertNotIn(uri("h"), uris(self.search(repo, "over hand")))
 
     def test_tags_and_description_count(self):
         repo = layer(self, rule("tagged", "A", "Body.", tags=["telemetry"]),
