@@ -227,7 +227,7 @@ def _pretty_into(value, out, newline, string):
 class _ScanContext:
     """What the C scanner reads of a json.JSONDecoder."""
     strict = True
-    object_hook = object_pairs_hook = None
+    object_hook = object_pairs_hook = array_hook = None     # array_hook: 3.15
     parse_float, parse_int = float, int
     memo = None
 
@@ -244,7 +244,9 @@ def json_loads(text):
         try:
             import _json
             scan = _json.make_scanner(_ScanContext())
-        except ImportError:
+            if scan('{"a": [1, 2.5, "\\u00e9"]}', 0) != ({"a": [1, 2.5, "\u00e9"]}, 25):
+                scan = False
+        except Exception:   # no C half, or one that reads another attribute of a decoder
             scan = False
         _ENCODERS["scan"] = scan
     if scan:

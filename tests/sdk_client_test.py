@@ -66,8 +66,10 @@ class SdkClientTest(unittest.TestCase):
                                                               {"uri": PROMPT_URI}))
                     out["get_repo"] = wire(await session.call_tool("majordomus_get",
                                                                    {"uri": REPOSITORY_URI}))
-                    out["search"] = wire(await session.call_tool("majordomus_search",
-                                                                 {"query": "durable"}))
+                    out["search"] = wire(await session.call_tool(
+                        "majordomus_search", {"query": "durable", "mode": "substring"}))
+                    out["ranked"] = wire(await session.call_tool("majordomus_search",
+                                                                 {"query": "durable state"}))
                     out["repository"] = wire(await session.call_tool("majordomus_repository",
                                                                      {}))
                     out["list"] = wire(await session.call_tool("majordomus_list",
@@ -154,13 +156,19 @@ class SdkClientTest(unittest.TestCase):
         self.assertNotIn("next_cursor", ssc)
         self.assertEqual([h["uri"] for h in ssc["hits"]], [PROMPT_URI])
         self.assertEqual(ssc["hits"][0]["snippet"], "description: resume a task from durable state")
+        ranked = out["ranked"]["structuredContent"]     # §21: the default mode
+        self.assertEqual(list(ranked)[:2], ["query", "mode"])
+        self.assertEqual(ranked["mode"], "ranked")
+        self.assertEqual(ranked["hits"][0]["uri"], PROMPT_URI)
+        self.assertIsInstance(ranked["hits"][0]["score"], float)
 
         self.assertIs(out["list"]["isError"], False)
         self.assertEqual([o["uri"] for o in out["list"]["structuredContent"]["objects"]],
                          [RULE_URI])
         self.assertIs(out["capabilities"]["isError"], False)
-        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 17)
-        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 17)
+        # nine builtins (context.resolve, §20) and the nine declarative
+        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 18)
+        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 18)
         self.assertIs(out["perf"]["isError"], False)
         self.assertEqual(out["perf"]["structuredContent"]["index_builds"], 1)
 
