@@ -5593,7 +5593,7 @@ class UiPages:
             '<a class="skip" href="#main">Skip to the content</a>\n'
             '<header class="top"><nav aria-label="Pages">'
             '<a class="brand" href="%s/">majordomus <span>%s</span></a><ul>%s</ul>'
-            '<form role="search" action="%s/search" method="get">'
+            '<form role="search" aria-label="Quick search" action="%s/search" method="get">'
             '<label class="visually-hidden" for="mj-top-q">Search the layer</label>'
             '<input id="mj-top-q" type="search" name="q" placeholder="Search the layer">'
             '<button type="submit">Search</button></form></nav></header>\n'
@@ -5775,7 +5775,8 @@ class UiPages:
 
     def search(self, params):
         query = params.get("q", "")
-        form = ('<form class="search-form" role="search" action="%s/search" method="get">'
+        form = ('<form class="search-form" role="search" aria-label="Search" action="%s/search" '
+                'method="get">'
                 '<label class="visually-hidden" for="mj-q">Search the layer</label>'
                 '<input id="mj-q" type="search" name="q" value="%s" placeholder="Ask in plain '
                 'words"><button type="submit">Search</button></form>' % (UI_PREFIX, _h(query)))
