@@ -1,0 +1,726 @@
+"""Every answer stays byte-identical to what main answered at 0436a0f (SPEC §23), what
+§20-§22 add or change aside.
+
+The test builds commit 0436a0f (main before §20-§23) from `git archive` into a temporary
+directory, once per process, then spawns that build and this one (support.PYZ) in the same
+scratch repositories: the skeleton, ../shared/fixtures/real-latest/, a generated layer of
+2,000 rules, and a small layer of edge cases (EDGE_FILES). On each it compares
+`mcp --inspect` (text, `--format json`, and JSON under `--discovery filesystem`) and, over
+one real MCP session per program (pipes), initialize, ping, tools/list, resources/list,
+resources/templates/list, prompts/list, every resources/read and prompts/get, and every
+tool's calls: majordomus_perf, majordomus_repository, majordomus_capabilities (its default
+page and every page), majordomus_capability for every capability, majordomus_list (its
+default page and every page), majordomus_get for every resource, majordomus_search (the old
+default call against `mode: "substring"`), majordomus_prompt for every prompt, and a few
+refusals of each (errors are answers too).
+
+The comparison is of bytes. Where §20-§22 change an answer, the new build's answer is
+parsed, the change undone (each exclusion below names its §), and the answer written again
+with the encoder that reproduces the new build's bytes exactly; that text must then equal
+the old build's bytes. Nothing else is masked but majordomus_perf's timings.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import unittest
+
+from tests import support
+
+BASELINE = "0436a0f"      # main before §20-§23
+REAL = os.path.join(os.path.dirname(support.ROOT), "shared", "fixtures", "real-latest")
+GENERATED_RULES = 2000
+PAGE = 200                # the largest page (§16), for the walks
+EXCERPT = 240             # characters shown on each side of a first difference
+
+# real-latest's context documents name in `tracks` files of the shell tool's repository that
+# the fixture does not carry: §20.1 reports each as broken_reference. As §20.3's own proof
+# does, empty stand-ins are committed at those paths, so that the context tree validates
+# and no §20.1 diagnostic enters the answers (no source of the layer covers them: both
+# builds serve the same 112 objects).
+REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "lib/doctrine.sh",
+                  "share/standard/majordomus", "share/allow/rule.txt", "lib/start.sh",
+                  "lib/check.sh", "lib/finish.sh", "lib/handover.sh", "lib/plan.sh"]
+
+# §20.2: one more builtin capability, context.resolve (a query, behaviorally verified like
+# every builtin) with an MCP tool, an HTTP route and a CLI command (`context resolve`);
+# §21: objects.search gains the CLI exposure `search`. The registry's summary counts them.
+SUMMARY_DELTA = [(("total",), 1), (("builtin",), 1), (("by_kind", "query"), 1),
+                 (("by_stability", "behaviorally_verified"), 1), (("mcp_tools",), 1),
+                 (("http_routes",), 1), (("cli_commands",), 2)]
+NEW_CAPABILITY = "context.resolve"       # §20.2
+NEW_TOOL = "majordomus_context"          # §20.2
+SEARCH_QUERIES = ["scope", "Scope", "rule", "policy.YAML", "e", "hand over", "Generated rule 01",
+                  "\u2014", "zzz-none"]
+
+
+# A small layer of edge cases beside the three named ones: the §3 subset reader's scalars,
+# quotes, comments, nesting and each of its refusals, front matter opened and never closed,
+# absent or empty, a BOM, CRLF, non-UTF-8 bytes, invalid and duplicate ids, and keys the
+# allow-lists (§3.5) refuse at every depth; each answers as 0436a0f answered it.
+_RULES = ".ai/repo/rules/project/"
+
+
+def _rule(name, front_matter, body="# T\n\nBody.\n"):
+    return (_RULES + name + ".v1.md", "---\n" + front_matter + "---\n\n" + body)
+
+
+def _head(name):
+    return "id: project.%s\nversion: 1\ntitle: %s\ndescription: d\n" % (name, name.title())
+
+
+EDGE_FILES = dict([
+    _rule("unknown", _head("unknown") + "foo: 1\nx-majordomus:\n  validator: a\n  bogus: b\n"
+          "  claims:\n    - a: 1\n      b: [x, y]\ndepends_on:\n  a: 1\n"),
+    _rule("scalars", "id: project.scalars\nversion: 1\ntitle: 'it''s \"q\" # not'\n"
+          "description: \"tab\\there \\u00e9 \\\\ back\" # comment\nstatus: yes\nclass: ~\n"
+          "tags: [1, 1.50, -0, .5, 1e3, 0x1F, true, null, \"a, b\", 'c', '']\n"
+          "statement:\ndepends_on:\n  - one   # a comment\n  - 'two: 2'\n  - \"\"\n"),
+    _rule("nested", _head("nested") + "x-majordomus:\n  validator: v\n  exit_code: 3\n"
+          "  claims:\n    - c1\n    - c2\n  tests: []\n  enforced_by: [a]\n"),
+    _rule("folded", _head("folded") + "statement: >\n  folded\n  text\n"),
+    _rule("crlf", _head("crlf").replace("\n", "\r\n"), "# CRLF\r\n\r\nBody.\r\n"),
+    (_RULES + "crlf-all.v1.md",
+     ("---\n" + _head("crlf-all") + "---\n\n# T\n").replace("\n", "\r\n")),
+    _rule("tab", _head("tab") + "x-majordomus:\n\tvalidator: a\n"),
+    _rule("badindent", _head("badindent") + "x-majordomus:\n    validator: a\n  category: b\n"),
+    _rule("dup", _head("dup") + "title: Again\n"),
+    _rule("nocolon", _head("nocolon") + "status active\n"),
+    _rule("unterminated", _head("unterminated") + "status: \"open\ntags: [a, b\n"),
+    _rule("flow", _head("flow") + "tags: [a, b\n"),
+    _rule("anchor", _head("anchor") + "status: &a A\nclass: *a\n"),
+    _rule("badid", "id: Project.Bad_ID\nversion: one\ntitle: X\ndescription: d\n"),
+    _rule("dupid", "id: project.unknown\nversion: 1\ntitle: Dup id\ndescription: d\n"),
+    _rule("unicode", "id: project.unicode\nversion: 1\n"
+          "title: \u00dcn\u00efc\u00f6d\u00e9 \u2014 \u201cquotes\u201d \U0001f600\n"
+          "description: \u043a\u043b\u044e\u0447 \u2028 sep\n", "# \u00c9t\u00e9\n\nCaf\u00e9.\n"),
+    _rule("unicode-key", _head("unicode-key") + "\u043a\u043b\u044e\u0447: 1\n"),
+    (_RULES + "noclose.v1.md", "---\nid: project.noclose\nversion: 1\ntitle: T\n"),
+    (_RULES + "nofm.v1.md", "# Just a body\n"),
+    (_RULES + "empty.v1.md", ""),
+    (_RULES + "bom.v1.md", "\ufeff---\n" + _head("bom") + "---\nbody\n"),
+    (_RULES + "latin1.v1.md", b"---\nid: project.latin1\nversion: 1\ntitle: caf\xe9\n---\n"),
+    (".ai/repo/profiles/weird.yaml", "name: weird\ndescription: a profile\ncontext:\n  task: true\n"
+     "  other: 1\n  deeper:\n    x: 1\neffort_escalation:\n  after_blocked_attempts: 2\n"
+     "  to: high\n  extra: [1, 2]\noutput_contract:\n  - a\n  - b: c\n"
+     "unknown_top: \"v\"\nchecks:\n  - name: one\n    run: two\n"),
+    (".ai/repo/profiles/fine.yaml", "name: fine\ndescription: \"a profile: quoted\"\n"
+     "capability: high\neffort: low\ncontext:\n  task: true\n  recent_history_depth: 3\n"
+     "output_contract: []\ncheckpoint_interval: 15m\n"),
+    (".ai/repo/profiles/bare-dash.yaml", "name: bare\noutput_contract:\n  -\n    - nested\n"),
+    (".ai/repo/profiles/broken.yaml", "name: broken\n  description: over-indented\n"),
+    (".ai/repo/profiles/empty-key.yaml", "name: e\n: empty key\n"),
+    (".ai/repo/profiles/list.yaml", "- a\n- b\n"),
+    (".ai/repo/profiles/scalar.yaml", "just a scalar\n"),
+    (".ai/repo/prompts/weird.md", "---\nname: weird\ndescription: a prompt with {{A}}\n---\n"
+     "Use {{A}} then {{B_2}} and {{A}} and {{ spaced }} and {{not valid}}.\n"),
+    (".ai/repo/prompts/extra.md", "---\nname: extra\ndescription: d\nextra: 1\n---\nText.\n"),
+])
+
+class Excluded(AssertionError):
+    """An exclusion that did not find what §20-§22 are said to change."""
+
+
+# The encoders an answer may have been written with: compact (frames, tool text blocks,
+# json_compact), indented by 2 (json_pretty: --format json, the report as a resource) and
+# the json module's defaults; each with and without ASCII escapes.
+ENCODERS = [
+    ("compact", lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)),
+    ("compact-ascii", lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=True)),
+    ("indent-2", lambda v: json.dumps(v, indent=2, ensure_ascii=False)),
+    ("indent-2-ascii", lambda v: json.dumps(v, indent=2, ensure_ascii=True)),
+    ("default", lambda v: json.dumps(v)),
+]
+
+
+def rewrite_json(text, change, value=None):
+    """text is JSON (and maybe one final newline) as some encoder writes it: return it
+    written again by that encoder after change(value) (which may change value in place or
+    return a new one). value: text parsed, when the caller has it (it is changed)."""
+    body, tail = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+    if value is None:
+        value = json.loads(body)
+    for name, encode in ENCODERS:
+        if encode(value) == body:
+            changed = change(value)
+            return encode(value if changed is None else changed) + tail
+    raise Excluded("the new build's answer is JSON no known encoder writes: %r" % body[:200])
+
+
+def at(value, *path):
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            raise Excluded("no %s in the new build's answer" % "/".join(map(str, path)))
+    return value
+
+
+def drop(mapping, key):
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise Excluded("no key %r to exclude in the new build's answer" % key)
+    del mapping[key]
+
+
+def summary_as_before(summary):
+    """§20.2, §21: the registry's summary without context.resolve and search's CLI command."""
+    for path, delta in SUMMARY_DELTA:
+        holder = at(summary, *path[:-1]) if path[:-1] else summary
+        if not isinstance(holder.get(path[-1]), int) or holder[path[-1]] < delta:
+            raise Excluded("summary %s is not at least %d: %r" % (path, delta, summary))
+        holder[path[-1]] -= delta
+
+
+def report_as_before(report):
+    """§20.3: repository.info gains `context` (deleted); §20.2/§21: the summary's counts."""
+    drop(report, "context")
+    summary_as_before(at(report, "capabilities"))
+
+
+def report_schema_as_before(schema):
+    """§20.3: the RepositoryReport schema gains the property `context`, required."""
+    drop(at(schema, "properties"), "context")
+    required = at(schema, "required")
+    if "context" not in required:
+        raise Excluded("`context` is not required in the report's schema")
+    required.remove("context")
+
+
+def search_input_as_before(schema, old):
+    """§21: SearchInput gains `mode` (ranked by default); its `query` is now words to rank
+    by or the exact text (substring), so its description says so (the old one kept)."""
+    drop(at(schema, "properties"), "mode")
+    at(schema, "properties", "query")["description"] = at(old, "properties", "query",
+                                                          "description")
+
+
+def search_output_as_before(schema):
+    """§21: a ranked SearchResult adds `mode` after `query` and each hit a `score`."""
+    drop(at(schema, "properties"), "mode")
+    drop(at(schema, "properties", "hits", "items", "properties"), "score")
+
+
+def tool_as_before(tool, old):
+    """One tools/list entry (or inspect's) as 0436a0f listed it."""
+    name = tool.get("name")
+    if name == "majordomus_search":
+        # §21: the tool ranks by default; its description says how to ask (the old kept).
+        tool["description"] = old["description"]
+        search_input_as_before(at(tool, "inputSchema"), old["inputSchema"])
+        search_output_as_before(at(tool, "outputSchema"))
+    elif name == "majordomus_repository":
+        report_schema_as_before(at(tool, "outputSchema"))                  # §20.3
+    elif name == "majordomus_get":
+        report_schema_as_before(at(tool, "outputSchema", "properties", "answer"))  # §20.3
+
+
+def tools_as_before(tools, old_tools):
+    """§20.2: the new tool majordomus_context (removed); the others as tool_as_before."""
+    names = [t.get("name") for t in tools]
+    if names.count(NEW_TOOL) != 1:
+        raise Excluded("the new build lists %s %d times" % (NEW_TOOL, names.count(NEW_TOOL)))
+    del tools[names.index(NEW_TOOL)]
+    old_by_name = {t.get("name"): t for t in old_tools}
+    for tool in tools:
+        if tool.get("name") in old_by_name:
+            tool_as_before(tool, old_by_name[tool["name"]])
+
+
+def capability_as_before(descriptor, old):
+    """One capability descriptor as 0436a0f described it."""
+    cid = descriptor.get("id")
+    if cid == "objects.search":
+        descriptor["description"] = old["description"]                        # §21, as above
+        search_input_as_before(at(descriptor, "input", "schema"), old["input"]["schema"])
+        search_output_as_before(at(descriptor, "output", "schema"))
+        drop(at(descriptor, "exposure"), "cli")   # §21: the CLI exposure `search`
+    elif cid == "repository.info":
+        report_schema_as_before(at(descriptor, "output", "schema"))          # §20.3
+    elif cid == "objects.get":
+        report_schema_as_before(at(descriptor, "output", "schema", "properties", "answer"))
+
+
+def capabilities_page_as_before(page, old, following=None):
+    """A majordomus_capabilities page: §20.2's new descriptor removed (count and total one
+    less), the summary as before, every other descriptor as before. When context.resolve
+    sat on a full page, that page ends one descriptor earlier than the old one did:
+    `following` (the new build's next descriptor, asked with the page's cursor and limit 1)
+    completes it, and its cursor is the one the old page gave."""
+    summary_as_before(at(page, "summary"))
+    items = at(page, "capabilities")
+    ids = [c.get("id") for c in items]
+    if NEW_CAPABILITY not in ids:
+        raise Excluded("%s is not on the new build's page" % NEW_CAPABILITY)
+    del items[ids.index(NEW_CAPABILITY)]
+    if following is not None:
+        items.extend(following["capabilities"])
+        if "next_cursor" in following:
+            page["next_cursor"] = following["next_cursor"]
+        else:
+            page.pop("next_cursor", None)
+    page["count"] = len(items)
+    page["total"] = at(page, "total") - 1
+    old_by_id = {c.get("id"): c for c in at(old, "capabilities")}
+    for descriptor in items:
+        if descriptor.get("id") in old_by_id:
+            capability_as_before(descriptor, old_by_id[descriptor["id"]])
+
+
+def structured(change):
+    """A tools/call frame's change: change(structuredContent, old structuredContent) applied
+    to structuredContent and to the text block that carries it as JSON."""
+    def frame_change(frame, old_frame):
+        result = at(frame, "result")
+        old_sc = at(old_frame, "result", "structuredContent")
+        change(at(result, "structuredContent"), old_sc)
+        block = at(result, "content", 0)
+        block["text"] = rewrite_json(block["text"], lambda v: change(v, old_sc))
+    return frame_change
+
+
+def instructions_as_before(text):
+    """§20.2: initialize's instructions count the capabilities and the tools; one more each."""
+    found = re.findall(r"\b(\d+) capabilities \((\d+) tools, ", text)
+    if len(found) != 1:
+        raise Excluded("the instructions do not count capabilities and tools once: %r" % text)
+    capabilities, tools = (int(n) for n in found[0])
+    return text.replace("%d capabilities (%d tools, " % (capabilities, tools),
+                        "%d capabilities (%d tools, " % (capabilities - 1, tools - 1), 1)
+
+
+def inspect_text_as_before(text):
+    """§20.2: `mcp --inspect` lists the new tool and counts the new builtin capability."""
+    line = "tool        %s\n" % NEW_TOOL
+    if text.count(line) != 1:
+        raise Excluded("inspect does not list %s once" % NEW_TOOL)
+    text = text.replace(line, "", 1)
+    found = re.findall(r"^capabilities (\d+) \((\d+) builtin, ", text, re.M)
+    if len(found) != 1:
+        raise Excluded("inspect does not count the capabilities once")
+    total, builtin = (int(n) for n in found[0])
+    return text.replace("capabilities %d (%d builtin, " % (total, builtin),
+                        "capabilities %d (%d builtin, " % (total - 1, builtin - 1), 1)
+
+
+def inspect_json_as_before(value, old):
+    report_as_before(at(value, "repository"))                               # §20.3, §20.2
+    tools_as_before(at(value, "tools"), at(old, "tools"))                    # §20.2, §20.3, §21
+
+
+def repository_get_as_before(answer, old):
+    """majordomus_get of majordomus://repository: the report as `answer` and as `content`
+    (its JSON text), each as report_as_before (§20.3, §20.2)."""
+    report_as_before(at(answer, "answer"))
+    answer["content"] = rewrite_json(at(answer, "content"), report_as_before)
+
+
+def perf_masked(snapshot):
+    """majordomus_perf: the phases' times are the machine's, not the program's answer."""
+    for phase in at(snapshot, "phases").values():
+        phase["total_nanos"] = 0
+
+
+def first_difference(a, b):
+    n = 0
+    for n, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return n
+    return min(len(a), len(b))
+
+
+def excerpt(text, offset):
+    start = max(0, offset - EXCERPT)
+    return "%s%s%s" % ("…" if start else "", text[start:offset + EXCERPT],
+                       "…" if offset + EXCERPT < len(text) else "")
+
+
+def generated_rule(n):
+    """A rule of tests/bench.py's generated shape; every seventh carries non-ASCII text."""
+    tag = "group%02d" % (n % 50)
+    extra = " \u2014 r\u00e8gle \u00e9crite \U0001f600" if n % 7 == 0 else ""
+    return "\n".join([
+        "---",
+        "id: project.gen-%05d" % n,
+        "version: 1",
+        "title: Generated rule %05d%s" % (n, extra),
+        "description: Benchmark rule number %05d, generated to measure a large layer." % n,
+        "tags: [generated, bench, %s]" % tag,
+        "---",
+        "",
+        "# Generated rule %05d" % n,
+        "",
+        "This rule exists so that the index holds many objects (gen-%05d).%s" % (n, extra),
+        "It states nothing a contributor must obey; it is filler with a realistic shape.",
+        "",
+        "# Required behaviour",
+        "",
+        "Line six of the body of rule %05d, in group %s." % (n, tag),
+        "Line seven: a task reads the rules before it starts and cites the ones it uses.",
+        "",
+    ])
+
+
+class Pair(object):
+    """One MCP session per program in one repository."""
+
+    def __init__(self, case, repo):
+        self.case = case
+        self.old = support.McpSession(repo, via="baseline")
+        case.addCleanup(self.old.kill)
+        self.new = support.McpSession(repo)
+        case.addCleanup(self.new.kill)
+        self.next_id = 1
+
+    def frames(self, requests):
+        """The request lines of (method, params), numbered from next_id."""
+        out = []
+        for n, (method, params) in enumerate(requests):
+            message = {"jsonrpc": "2.0", "id": self.next_id + n, "method": method}
+            if params is not None:
+                message["params"] = params
+            out.append(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        return b"".join(out)
+
+    def exchange(self, old_requests, new_requests=None, only=None):
+        """Send old_requests to the old build and new_requests (the same by default) to
+        this one, with the same ids, both at once; return [(old line, new line)] as text.
+        only="new": send new_requests to this build alone and return its lines."""
+        if new_requests is None:
+            new_requests = old_requests
+        sends = [] if only == "new" else [(self.old, old_requests)]
+        sends += [(self.new, new_requests)]
+        if len(sends) == 2 and len(old_requests) != len(new_requests):
+            raise AssertionError("one request each")
+        writers = [threading.Thread(target=s.send_raw, args=(self.frames(r),))
+                   for s, r in sends]
+        for w in writers:
+            w.start()
+        answers = [[s.recv_line().decode("utf-8") for _ in r] for s, r in sends]
+        for w in writers:
+            w.join()
+        self.next_id += len(sends[-1][1])
+        return answers[0] if only else list(zip(*answers))
+
+    def close(self):
+        self.case.assertEqual(self.old.close(), 0, self.old.stderr())
+        self.case.assertEqual(self.new.close(), 0, self.new.stderr())
+
+
+class IdentityTest(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        known = subprocess.run(["git", "-C", support.ROOT, "rev-parse", "--verify", "--quiet",
+                                BASELINE + "^{commit}"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        if known.returncode != 0:
+            raise AssertionError(
+                "commit %s is not in this checkout's history (a shallow clone?): the identity "
+                "test builds it to compare every answer; clone with the full history "
+                "(git fetch --unshallow)" % BASELINE)
+        work = tempfile.mkdtemp(prefix="mj-identity-")
+        cls.addClassCleanup(shutil.rmtree, work, True)
+        old = os.path.join(work, "baseline")
+        os.makedirs(old)
+        archive = subprocess.Popen(["git", "-C", support.ROOT, "archive", BASELINE],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        untar = subprocess.run(["tar", "-x", "-C", old], stdin=archive.stdout,
+                               stderr=subprocess.PIPE)
+        archive.stdout.close()
+        err = archive.stderr.read()
+        archive.stderr.close()
+        if archive.wait() != 0 or untar.returncode != 0:
+            raise AssertionError("git archive %s | tar -x failed: %s %s" % (
+                BASELINE, err.decode("utf-8", "replace"),
+                untar.stderr.decode("utf-8", "replace")))
+        built = subprocess.run([support.PYTHON, "build_zipapp.py"], cwd=old,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if built.returncode != 0:
+            raise AssertionError("building %s failed: %s" % (
+                BASELINE, built.stderr.decode("utf-8", "replace")))
+        support.ENTRIES["baseline"] = os.path.join(old, "majordomus.pyz")
+        cls.addClassCleanup(support.ENTRIES.pop, "baseline", None)
+
+    # ------------------------------------------------------------------ the layers
+
+    def test_skeleton(self):
+        self.compare_layer(support.make_repo(self, name="skeleton"))
+
+    def test_real_latest(self):
+        repo = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
+        support.copy_tree(REAL, repo)
+        for path in REAL_STAND_INS:
+            support.write(repo, path, b"")
+        support.commit_all(repo)
+        self.compare_layer(repo)
+
+    def test_generated_rules(self):
+        repo = support.make_repo(self, commit=False, name="rules")
+        folder = os.path.join(repo, ".ai", "repo", "rules", "project")
+        os.makedirs(folder, exist_ok=True)
+        for n in range(GENERATED_RULES):
+            with open(os.path.join(folder, "gen-%05d.v1.md" % n), "w", encoding="utf-8",
+                      newline="\n") as handle:
+                handle.write(generated_rule(n))
+        support.commit_all(repo)
+        self.compare_layer(repo)
+
+    def test_edge_cases(self):
+        self.compare_layer(support.make_repo(self, files=EDGE_FILES, name="edges"))
+
+    # ------------------------------------------------------------------ the comparison
+
+    def compare_layer(self, repo):
+        self.differences = []
+        self.compared = 0
+        self.compare_inspect(repo)
+        pair = Pair(self, repo)
+        self.compare_session(pair)
+        pair.close()
+        self.report()
+
+    def check(self, label, old, new, change=None, text=False, old_value=None,
+              new_value=None):
+        """old and new answers (text); change(new value, old value) undoes what §20-§22
+        change in a JSON answer, change(new text) in a text one (text=True). old_value
+        and new_value, when given, are the answers parsed."""
+        self.compared += 1
+        if change is not None:
+            try:
+                if text:
+                    new = change(new)
+                else:
+                    if old_value is None:
+                        old_value = json.loads(old)
+                    new = rewrite_json(new, lambda value: change(value, old_value), new_value)
+            except Excluded as error:
+                self.differences.append((label, old, new, "exclusion: %s" % error))
+                return
+            except ValueError as error:     # the old answer is no JSON
+                self.differences.append((label, old, new, "not JSON: %s" % error))
+                return
+        if old != new:
+            self.differences.append((label, old, new, None))
+
+    def report(self):
+        if not self.differences:
+            return
+        label, old, new, why = self.differences[0]
+        offset = first_difference(old, new)
+        lines = ["%d of %d answers differ from %s's; the first: %s"
+                 % (len(self.differences), self.compared, BASELINE, label)]
+        if why:
+            lines.append(why)
+        lines += ["at character %d (old %d, new %d characters long)" % (offset, len(old),
+                                                                          len(new)),
+                  "old: " + excerpt(old, offset), "new: " + excerpt(new, offset)]
+        others = [d[0] for d in self.differences[1:]]
+        if others:
+            lines.append("and: " + "; ".join(others[:12]) + (" …" if len(others) > 12 else ""))
+        self.fail("\n".join(lines))
+
+    def compare_inspect(self, repo):
+        """`mcp --inspect`, text and --format json, both builds at once."""
+        runs = []
+        for args in (["mcp", "--inspect"], ["mcp", "--inspect", "--format", "json"],
+                     ["mcp", "--inspect", "--format", "json", "--discovery", "filesystem"]):
+            for via in ("baseline", "pyz"):
+                runs.append(subprocess.Popen(support.command(via) + args, cwd=repo,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                             env=support.base_env()))
+        outs = [p.communicate(timeout=120) + (p.returncode,) for p in runs]
+        for n, (label, change) in enumerate((("mcp --inspect", inspect_text_as_before),
+                                             ("mcp --inspect --format json",
+                                              inspect_json_as_before),
+                                             ("mcp --inspect --format json --discovery "
+                                              "filesystem", inspect_json_as_before))):
+            (old, _, old_rc), (new, _, new_rc) = outs[2 * n], outs[2 * n + 1]
+            self.check(label + " (exit code)", str(old_rc), str(new_rc))
+            self.check(label, old.decode("utf-8"), new.decode("utf-8"), change,
+                       text=change is inspect_text_as_before)
+
+    def compare_session(self, pair):
+        # Start-up, and majordomus_perf first (its counters then count the same requests).
+        lists = [("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "identity", "version": "1"}}),
+                 ("tools/call", {"name": "majordomus_perf", "arguments": {}}),
+                 ("ping", None), ("tools/list", None), ("resources/list", None),
+                 ("resources/templates/list", None), ("prompts/list", None),
+                 ("tools/call", {"name": "majordomus_repository", "arguments": {}})]
+        answers = pair.exchange(lists)
+        changes = [
+            # §20.2: the instructions count the new capability and its tool
+            lambda frame, old: at(frame, "result").update(
+                instructions=instructions_as_before(at(frame, "result", "instructions"))),
+            structured(lambda sc, old: perf_masked(sc)),
+            None,
+            lambda frame, old: tools_as_before(at(frame, "result", "tools"),
+                                               at(old, "result", "tools")),
+            None, None, None,
+            structured(lambda sc, old: report_as_before(sc)),
+        ]
+        # the old build's perf answer masked like the new one's (written again by the
+        # encoder that reproduces it)
+        answers[1] = (rewrite_json(answers[1][0], lambda frame: structured(
+            lambda sc, old: perf_masked(sc))(frame, json.loads(answers[1][0]))), answers[1][1])
+        for (method, params), (old, new), change in zip(lists, answers, changes):
+            label = method if method != "tools/call" else "tools/call " + params["name"]
+            self.check(label, old, new, change)
+        old_answers = [json.loads(old) for old, _ in answers]
+        resources = [r["uri"] for r in old_answers[4]["result"]["resources"]]
+        prompts = old_answers[6]["result"]["prompts"]
+        tool_names = [t["name"] for t in old_answers[3]["result"]["tools"]]
+
+        # Every resource read, as a resource and through majordomus_get; every prompt.
+        requests, labels, changes = [], [], []
+        for uri in resources:
+            report = uri == "majordomus://repository"
+            requests.append(("resources/read", {"uri": uri}))
+            labels.append("resources/read " + uri)
+            changes.append(self.report_resource_change() if report else None)
+            requests.append(("tools/call", {"name": "majordomus_get", "arguments": {"uri": uri}}))
+            labels.append("majordomus_get " + uri)
+            changes.append(structured(repository_get_as_before) if report else None)
+        for prompt in prompts:
+            arguments = {a["name"]: "value of %s \u00e9" % a["name"]
+                         for a in prompt.get("arguments", [])}
+            requests.append(("prompts/get", {"name": prompt["name"], "arguments": arguments}))
+            labels.append("prompts/get " + prompt["name"])
+            changes.append(None)
+            requests.append(("tools/call", {"name": "majordomus_prompt", "arguments": {
+                "name": prompt["name"], "arguments": arguments}}))
+            labels.append("majordomus_prompt " + prompt["name"])
+            changes.append(None)
+        # Search: the old default call is the new `mode: "substring"` (§21: ranked is now
+        # the default; substring must answer exactly as §7.6 did).
+        for query in SEARCH_QUERIES:
+            for extra in ({}, {"kind": "rule"}, {"limit": 3}):
+                arguments = dict(extra, query=query)
+                requests.append(("tools/call", {"name": "majordomus_search",
+                                                "arguments": arguments}))
+                labels.append("majordomus_search %s" % json.dumps(arguments, ensure_ascii=False))
+                changes.append("substring")
+        # A window, filters, and the refusals (errors are answers too).
+        first = next((u for u in resources if u != "majordomus://repository"), None)
+        calls = [("majordomus_get", {"uri": first, "offset": 1, "limit": 2}),
+                 ("majordomus_get", {}), ("majordomus_get", {"uri": "majordomus://rule/no@1"}),
+                 ("majordomus_get", {"uri": first, "offset": -1}),
+                 ("majordomus_list", {"kind": "rule", "limit": 2}),
+                 ("majordomus_list", {"limit": 0}),
+                 ("majordomus_list", {"bogus": 1}), ("majordomus_list", {"cursor": "nonsense"}),
+                 ("majordomus_capability", {"id": "no.such"}), ("majordomus_capability", {}),
+                 ("majordomus_capabilities", {"kind": "nothing"}),
+                 ("majordomus_prompt", {"name": "no-such"}), ("majordomus_repository", {"x": 1}),
+                 ("no_such_tool", {})]
+        for name, arguments in calls:
+            requests.append(("tools/call", {"name": name, "arguments": arguments}))
+            labels.append("%s %s" % (name, json.dumps(arguments)))
+            changes.append(None)
+        for arguments in ({"query": 5}, {"query": "e", "limit": 500}, {"query": "e", "x": 1},
+                          {"query": "e", "cursor": "nonsense"}):
+            requests.append(("tools/call", {"name": "majordomus_search", "arguments": arguments}))
+            labels.append("majordomus_search %s" % json.dumps(arguments))
+            changes.append("substring")
+        for method, params in (("resources/read", {"uri": "majordomus://rule/no@1"}),
+                               ("resources/read", {}), ("prompts/get", {"name": "no-such"}),
+                               ("tools/call", {"arguments": {}}), ("no/such", None)):
+            requests.append((method, params))
+            labels.append("%s %s" % (method, json.dumps(params)))
+            changes.append(None)
+        self.exchange_checked(pair, requests, labels, changes)
+
+        self.compare_walk(pair, "majordomus_list", {})
+        self.compare_walk(pair, "majordomus_list", {"limit": PAGE})
+        self.compare_walk(pair, "majordomus_search", {"query": "e", "limit": PAGE}, "substring")
+        self.compare_capabilities(pair)
+        self.assertEqual(set(tool_names) - {"majordomus_search", "majordomus_perf",
+                                             "majordomus_repository", "majordomus_capabilities",
+                                             "majordomus_capability", "majordomus_list",
+                                             "majordomus_get", "majordomus_prompt"}, set(),
+                         "a tool of %s this test does not call" % BASELINE)
+
+    def report_resource_change(self):
+        def change(frame, old):
+            block = at(frame, "result", "contents", 0)
+            block["text"] = rewrite_json(block["text"], report_as_before)   # §20.3, §20.2
+        return change
+
+    def exchange_checked(self, pair, requests, labels, changes):
+        """Send requests to both and check each answer; a change "substring" sends this
+        build the same tool call with mode substring (§21)."""
+        new_requests = []
+        for (method, params), change in zip(requests, changes):
+            if change == "substring":
+                params = dict(params, arguments=dict(params["arguments"], mode="substring"))
+            new_requests.append((method, params))
+        answers = pair.exchange(requests, new_requests)
+        for label, (old, new), change in zip(labels, answers, changes):
+            self.check(label, old, new, None if change == "substring" else change)
+        return answers
+
+    def compare_walk(self, pair, name, arguments, mode=None, change=None, limit=100):
+        """Every page of a paged tool, each build following its own cursor."""
+        cursors = None
+        for page in range(limit):
+            old_args, new_args = dict(arguments), dict(arguments)
+            if cursors:
+                old_args["cursor"], new_args["cursor"] = cursors
+            if mode:
+                new_args["mode"] = mode
+            label = "%s %s page %d" % (name, json.dumps(arguments), page + 1)
+            (old, new), = pair.exchange([("tools/call", {"name": name, "arguments": old_args})],
+                                        [("tools/call", {"name": name, "arguments": new_args})])
+            old_value, new_value = json.loads(old), json.loads(new)
+            self.check(label, old, new, change, old_value=old_value, new_value=new_value)
+            cursors = [v["result"].get("structuredContent", {}).get("next_cursor")
+                       for v in (old_value, new_value)]
+            if not all(cursors):
+                self.check(label + " (the last page)", str(any(cursors)), "False")
+                return
+        self.fail("%s did not end within %d pages" % (name, limit))
+
+    def compare_capabilities(self, pair):
+        call = ("tools/call", {"name": "majordomus_capabilities", "arguments": {}})
+        (old, new), = pair.exchange([call])
+        # The default page, with context.resolve on it (§20.2): see
+        # capabilities_page_as_before; the descriptor after the new page comes from this build.
+        following = None
+        cursor = json.loads(new)["result"].get("structuredContent", {}).get("next_cursor")
+        if cursor:
+            following = json.loads(pair.exchange(None, [(
+                "tools/call", {"name": "majordomus_capabilities",
+                               "arguments": {"cursor": cursor, "limit": 1}})], only="new")[0])
+            following = following["result"]["structuredContent"]
+        self.check("majordomus_capabilities {}", old, new,
+                   structured(lambda sc, o: capabilities_page_as_before(sc, o, following)))
+        # Every page of the declarative capabilities (no builtin among them: the pages and
+        # cursors as before, the summary aside, §20.2), and the builtins' one page.
+        self.compare_walk(pair, "majordomus_capabilities", {"kind": "resource", "limit": PAGE},
+                          change=structured(lambda sc, o: summary_as_before(at(sc, "summary"))))
+        self.compare_walk(pair, "majordomus_capabilities", {"kind": "query"},
+                          change=structured(capabilities_page_as_before))
+        # majordomus_capability for every capability of the old registry (its pages by kind).
+        ids = []
+        for kind in ("query", "resource"):
+            arguments = {"kind": kind, "limit": PAGE}
+            while True:
+                (old, _), = pair.exchange([("tools/call", {"name": "majordomus_capabilities",
+                                                          "arguments": arguments})])
+                page = json.loads(old)["result"]["structuredContent"]
+                ids += [c["id"] for c in page["capabilities"]]
+                if not page.get("next_cursor"):
+                    break
+                arguments = {"kind": kind, "limit": PAGE, "cursor": page["next_cursor"]}
+        ids.sort()
+        self.exchange_checked(pair, [("tools/call", {"name": "majordomus_capability",
+                                                     "arguments": {"id": i}}) for i in ids],
+                              ["majordomus_capability " + i for i in ids],
+                              [structured(capability_as_before)] * len(ids))
+
+
+if __name__ == "__main__":
+    unittest.main()
