@@ -7,7 +7,8 @@ Run from the checkout:
 
 It builds majordomus.pyz first (build_zipapp.py, same interpreter) when the archive is
 missing or older than majordomus.py, creates two scratch repositories under a temporary
-directory (the skeleton fixture, and the skeleton plus 10,000 generated rules), measures,
+directory (the skeleton fixture, the skeleton plus 10,000 generated rules, and the three
+below), measures,
 prints one table to stdout (progress goes to stderr), stops every process it started and
 removes the scratch directory.
 
@@ -22,17 +23,38 @@ request is written, then its answer line is awaited). Pipelined rows write a who
 of requests at once and read all answers, and report the mean time per request. Everything
 runs on loopback; every loop is bounded by a count and a deadline.
 
-Beside this build it measures the last landed version, commit 1f211d0 (OLD_COMMIT), built
-into the scratch directory from `git archive` with that commit's build_zipapp.py, in the
-same run and interleaved with this build's figures: `mcp --inspect` on 10,000 rules, the
-shipped kinds' load inside a `python3 -c` that imported the module from each archive, and
-the unpaged majordomus_list and majordomus_search beside this build's pages (SPEC §16).
-Also: `server/discover` (2026-07-28) beside `initialize` at spawn; POST /mcp tools/call,
-legacy session and modern, beside REST GET on keep-alive connections (§19); and the live
-layer's costs (§15.5): request p50 watching vs --no-watch, one sweep and one rebuild read
-from majordomus_perf's phases, idle CPU from /proc/<pid>/stat (60 s; 10 s with --quick),
-and the latency of notifications/resources/list_changed after `git add`. The live
-sections run last, because they edit and stage files in the scratch repositories.
+Beside this build it measures main before the §20-§24 work, commit 0436a0f (OLD_COMMIT),
+built into the scratch directory from `git archive` with that commit's build_zipapp.py, in
+the same run and interleaved with this build's figures. Three more scratch repositories:
+shared/fixtures/real-latest/ (with an empty stand-in committed at each path its `tracks`
+name, so that its context tree validates), 10,000 rules plus 200 context documents in a
+deep tree (§20), and 20,000 rules (§23's peak RSS).
+
+Rows, by the issue they measure (each printed with its goal and "met" / "not met"):
+- §23 lean start-up: spawn -> initialize on the skeleton and real-latest as a ratio to
+  `-c pass` (<= 2.5x), on this interpreter and on Debian's /usr/bin/python3 when present
+  (its own `-c pass` as baseline); `mcp --inspect` on 10,000 rules vs 0436a0f (<= 0.6x);
+  spawn -> initialize vs its --inspect (<= 1.1x); peak RSS (VmHWM of a session after its
+  initialize answer) at 20,000 rules (<= 3 x file bytes + 40 MB) and at 10,000 rules vs
+  0436a0f (<= 0.6x); one edited rule -> new generation vs 0436a0f.
+- §20 context: majordomus_context first of a generation (<= 20 ms), distinct paths and a
+  repeated path (p50 <= 1 ms) on real-latest and on the 200-document tree; the §20.1
+  checks' share of index_build at start-up and in one rebuild (<= 5 %), in-process with
+  the check functions timed by wrappers.
+- §21 ranked search: the first search of a fresh session (term index made) <= 150 ms,
+  distinct queries p50 <= 10 ms, the term index's memory (tracemalloc) <= 1.5x the text it
+  indexes; tests/search_quality.py's figures (MRR@10 >= 0.8, recall@5 >= 0.9).
+- §22 pages: /ui/, object pages and a kind page of 50 on 10,000 rules (first request apart),
+  serve spawn -> first /api/v1/repository answer vs 0436a0f.
+- §24: spawn -> initialize and one sweep at 10,000 unchanged files beside 0436a0f's.
+Also the earlier rows: the shipped kinds' load in-process; `server/discover` (2026-07-28)
+beside `initialize` at spawn; MCP over pipes; paged list and substring search beside
+0436a0f (SPEC §16); POST /mcp tools/call, legacy session and modern, beside REST GET on
+keep-alive connections (§19); and the live layer's costs (§15.5): request p50 watching vs
+--no-watch, one sweep and one rebuild read from majordomus_perf's phases, idle CPU from
+/proc/<pid>/stat (60 s; 10 s with --quick), and the latency of
+notifications/resources/list_changed after `git add`. The live sections run last, because
+they edit and stage files in the scratch repositories.
 """
 import argparse
 import json
@@ -63,7 +85,12 @@ PYTHON = sys.executable
 
 GEN_RULES = 10000
 RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-OLD_COMMIT = "1f211d0"   # the last landed version, measured beside this build
+OLD_COMMIT = "0436a0f"   # main before the §20-§24 work, measured beside this build
+DEBIAN_PYTHON = "/usr/bin/python3"   # §23's interpreter, measured when present
+REAL_LATEST = os.environ.get("MAJORDOMUS_REAL_LATEST") or os.path.join(
+    os.path.dirname(ROOT), "shared", "fixtures", "real-latest")
+BIG_RULES = 20000     # the peak-RSS row of §23
+CONTEXT_DOCS = 200    # context documents of the §20 repository (beside 10,000 rules)
 REPS = 200            # requests per latency row
 WARMUP = 5            # discarded requests before each latency row
 HTTP_CLIENTS = 8
@@ -149,8 +176,8 @@ class Table:
         self.rows.append(("section", title))
 
     def row(self, name, value, target="-", ok=None):
-        """ok: True -> ok, False -> MISS, None -> no target ('-')."""
-        status = "-" if ok is None else ("ok" if ok else "MISS")
+        """ok: True -> met, False -> not met, None -> no target ('-')."""
+        status = "-" if ok is None else ("met" if ok else "not met")
         self.rows.append(("row", name, value, target, status))
 
     def na(self, name, reason, target="-"):
@@ -239,20 +266,145 @@ def generated_rule(n):
     return "\n".join(lines)
 
 
+def write_rules(repo, count):
+    d = os.path.join(repo, ".ai", "repo", "rules", "project")
+    os.makedirs(d, exist_ok=True)
+    for n in range(count):
+        with open(os.path.join(d, "gen-%05d.v1.md" % n), "w", encoding="utf-8",
+                  newline="\n") as f:
+            f.write(generated_rule(n))
+
+
 def make_repos(tmp):
     skel = os.path.join(tmp, "skeleton")
     copy_skeleton(skel)
     init_commit(skel, "skeleton")
     big = os.path.join(tmp, "rules10k")
     copy_skeleton(big)
-    d = os.path.join(big, ".ai", "repo", "rules", "project")
-    os.makedirs(d, exist_ok=True)
-    for n in range(GEN_RULES):
-        with open(os.path.join(d, "gen-%05d.v1.md" % n), "w", encoding="utf-8",
-                  newline="\n") as f:
-            f.write(generated_rule(n))
+    write_rules(big, GEN_RULES)
     init_commit(big, "skeleton plus %d generated rules" % GEN_RULES)
     return os.path.realpath(skel), os.path.realpath(big)
+
+
+def make_real_latest(tmp):
+    """real-latest committed into a scratch repository, with an empty stand-in committed
+    at each path its context documents' `tracks` name (SPEC §20.3), so that its context
+    tree validates; None when the fixture is not there."""
+    if not os.path.isdir(REAL_LATEST):
+        return None
+    repo = os.path.join(tmp, "real-latest")
+    copy_skeleton_from(REAL_LATEST, repo)
+    pattern = re.compile(r"^tracks: \[(.*)\]\s*$", re.M)
+    for dirpath, _, filenames in os.walk(os.path.join(repo, ".ai")):
+        for name in filenames:
+            if name != "README.md":
+                continue
+            with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+                m = pattern.search(f.read().split("\n---", 1)[0])
+            for entry in (m.group(1).split(",") if m else ()):
+                entry = entry.strip().strip("'\"")
+                target = os.path.join(repo, entry)
+                if entry and not os.path.exists(target):
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    open(target, "w").close()
+    init_commit(repo, "real-latest with stand-ins for its tracks")
+    return os.path.realpath(repo)
+
+
+def copy_skeleton_from(src, dst):
+    shutil.copytree(src, dst, symlinks=True)
+    for dirpath, dirnames, filenames in os.walk(dst):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, os.stat(p).st_mode | 0o200)
+    os.chmod(dst, os.stat(dst).st_mode | 0o200)
+
+
+CONTEXT_SOURCE = """
+  - id: area_context
+    kind: context
+    discovery: vcs
+    pathspec: ':(glob).ai/repo/areas/**/README.md'
+    required: false
+"""
+
+
+def context_dirs():
+    """The directories of the §20 repository's CONTEXT_DOCS documents, a deep tree under
+    .ai/repo/areas: 4 at depth 3, 20 at depth 4, the rest at depth 5."""
+    out = []
+    for a in range(4):
+        out.append("a%d" % a)
+    for a in range(4):
+        for b in range(5):
+            out.append("a%d/b%d" % (a, b))
+    for c in range(10):
+        for a in range(4):
+            for b in range(5):
+                if len(out) < CONTEXT_DOCS:
+                    out.append("a%d/b%d/c%d" % (a, b, c))
+    return [".ai/repo/areas/" + d for d in out]
+
+
+def context_document(directory, n, parent_id):
+    ident = "bench." + directory[len(".ai/repo/areas/"):].replace("/", ".")
+    lines = ["---", "schema: context/v1", "id: %s" % ident, "kind: context",
+             "title: Benchmark context %s" % directory,
+             "description: Context document %d of the benchmark's deep tree." % n,
+             "status: %s" % ("deprecated" if n % 37 == 36 else "active"),
+             "scope: %s" % ("directory" if n % 5 == 4 else "subtree"),
+             'providers: ["*"]', "audience: [human, agent]"]
+    if parent_id and n % 10 == 7:
+        lines += ["composition: replace", "supersedes: [%s]" % parent_id]
+    else:
+        lines.append("composition: extend")
+    lines.append("order: %d" % (10 + n % 3 * 10))
+    if n % 20 == 3:
+        lines.append("tracks: [README.md, .ai/repo/rules/project/gen-%05d.v1.md]"
+                     % (n * 31 % GEN_RULES))
+    lines += ["---", "", "# Benchmark context %s" % directory, "",
+              "What governs %s in the benchmark's tree; it states nothing." % directory, ""]
+    return "\n".join(lines)
+
+
+def make_context_repo(tmp):
+    """The skeleton, 10,000 generated rules and CONTEXT_DOCS context documents."""
+    repo = os.path.join(tmp, "context10k")
+    copy_skeleton(repo)
+    write_rules(repo, GEN_RULES)
+    with open(os.path.join(repo, ".ai", "repo", "knowledge", "sources.yaml"), "a",
+              encoding="utf-8", newline="\n") as f:
+        f.write(CONTEXT_SOURCE)
+    ids = {}
+    for n, directory in enumerate(context_dirs()):
+        parent = directory.rpartition("/")[0]
+        os.makedirs(os.path.join(repo, directory), exist_ok=True)
+        with open(os.path.join(repo, directory, "README.md"), "w", encoding="utf-8",
+                  newline="\n") as f:
+            f.write(context_document(directory, n, ids.get(parent)))
+        ids[directory] = "bench." + directory[len(".ai/repo/areas/"):].replace("/", ".")
+    init_commit(repo, "skeleton, %d rules, %d context documents" % (GEN_RULES, CONTEXT_DOCS))
+    return os.path.realpath(repo)
+
+
+def make_rules_repo(tmp, count):
+    repo = os.path.join(tmp, "rules%dk" % (count // 1000))
+    copy_skeleton(repo)
+    write_rules(repo, count)
+    init_commit(repo, "skeleton plus %d generated rules" % count)
+    return os.path.realpath(repo)
+
+
+def tree_bytes(repo):
+    """Bytes of every file of the work tree outside .git."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(repo):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in filenames:
+            total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
 
 
 # --------------------------------------------------------------------------- processes
@@ -617,24 +769,26 @@ def lat(times):
 
 # --------------------------------------------------------------------------- sections
 
-def section_spawn(table, skel, big, runs, old_pyz, old_reason):
+def section_spawn(table, skel, big, real, runs, old_pyz, old_reason):
     """Each measured group is interleaved with its own baseline runs (baseline, program(s),
     baseline, program(s), ...) so that a ratio compares runs made under the same load; a
-    group of several programs alternates their order from one round to the next."""
-    table.section("spawn: median of %d runs after a warm-up; ratio vs python3 -c pass "
-                  "runs interleaved with the row's" % runs)
+    group of several programs alternates their order from one round to the next. A group
+    run under another interpreter (Debian's) takes that interpreter's `-c pass` as its
+    baseline."""
+    table.section("spawn (SPEC §23, §24): median of %d runs after a warm-up; ratio vs "
+                  "python3 -c pass runs interleaved with the row's" % runs)
     base_row = len(table.rows)
     table.row("python3 -c pass (baseline)", "?")
     pooled_wall, pooled_cpu = [], []
 
-    def baseline_once():
-        t, cpu, _ = run_once([PYTHON, "-c", "pass"], skel)
+    def baseline_once(python):
+        t, cpu, _ = run_once([python, "-c", "pass"], skel)
         return t, cpu
 
-    def inspect_once(pyz, repo, label):
+    def inspect_once(pyz, repo, label, python=PYTHON):
         def once():
             try:
-                t, cpu, p = run_once([PYTHON, pyz, "mcp", "--inspect"], repo)
+                t, cpu, p = run_once([python, pyz, "mcp", "--inspect"], repo)
             except subprocess.TimeoutExpired:
                 raise NotAvailable("no exit within %d s" % SPAWN_TIMEOUT)
             if p.returncode not in (0, 10):
@@ -646,10 +800,10 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
             return t, cpu
         return once
 
-    def first_answer_once(repo, payload, what):
+    def first_answer_once(repo, payload, what, pyz=PYZ, python=PYTHON):
         def once():
             c0 = children_cpu()
-            pipe = Pipe([PYTHON, PYZ, "mcp"], repo)
+            pipe = Pipe([python, pyz, "mcp"], repo)
             try:
                 lines = pipe.transact(payload, 1, SPAWN_TIMEOUT)
                 t = time.perf_counter() - pipe.t_spawn
@@ -663,7 +817,7 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
             return t, children_cpu() - c0
         return once
 
-    def group(entries):
+    def group(entries, python=PYTHON):
         """entries: [(name, once, target, ok_of(wall, ratio, walls))], measured interleaved;
         a row each; returns the medians (None where a program failed)."""
         progress("spawn: %s" % "; ".join(e[0] for e in entries))
@@ -683,12 +837,13 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
 
         for k in range(len(entries)):
             call(k)   # the discarded warm-up
-        baseline_once()
+        baseline_once(python)
         for i in range(runs):
-            b, bcpu = baseline_once()
+            b, bcpu = baseline_once(python)
             bases.append(b)
-            pooled_wall.append(b)
-            pooled_cpu.append(bcpu)
+            if python == PYTHON:
+                pooled_wall.append(b)
+                pooled_cpu.append(bcpu)
             order = list(range(len(entries)))
             if i % 2:
                 order.reverse()
@@ -700,6 +855,9 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
         base = p50(bases)
         medians = [None if k in failed or not walls[k] else p50(walls[k])
                    for k in range(len(entries))]
+        if python != PYTHON:
+            table.row("%s -c pass (this group's baseline, n=%d)" % (python, len(bases)),
+                      "%s (1.00x)" % fmt_ms(base))
         for k, (name, _, target, ok_of) in enumerate(entries):
             if medians[k] is None:
                 table.na(name, failed.get(k, "no run"), target)
@@ -710,11 +868,11 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
                       target, ok_of(medians[k], ratio, medians))
         return medians
 
-    def versus(name, new, old, target, limit):
-        """A row comparing this build's median with the previous version's."""
+    def versus(name, new, old, target, limit, what=OLD_COMMIT):
+        """A row comparing one median with another (by default the previous version's)."""
         if new is None or old is None:
-            table.na(name, old_reason if old is None and old_reason else
-                     "a figure is missing", target)
+            table.na(name, old_reason if old is None and old_reason and what == OLD_COMMIT
+                     else "a figure is missing", target)
             return
         table.row(name, "%.2fx (%s vs %s)" % (new / old, fmt_ms(new), fmt_ms(old)), target,
                   new / old <= limit)
@@ -722,37 +880,141 @@ def section_spawn(table, skel, big, runs, old_pyz, old_reason):
     initialize = frame(1, "initialize", INITIALIZE)
     discover = frame(1, "server/discover", {"_meta": MODERN_META})
     no_target = lambda wall, ratio, walls: None
+    lean = lambda wall, ratio, walls: ratio <= 2.5
 
     group([("majordomus.pyz mcp --inspect, skeleton",
             inspect_once(PYZ, skel, "skeleton"), "<= 4x",
             lambda wall, ratio, walls: ratio <= 4.0)])
+
+    # §23: spawn -> initialize on the skeleton and on real-latest, <= 2.5x -c pass, on the
+    # current interpreter and on Debian's /usr/bin/python3
+    pythons = [PYTHON]
+    if os.path.exists(DEBIAN_PYTHON):
+        pythons.append(DEBIAN_PYTHON)
+    else:
+        table.note("%s is not there: the Debian rows of §23 are not measured" % DEBIAN_PYTHON)
+    for python in pythons:
+        tag = "" if python == PYTHON else " [%s]" % python
+        entries = [("spawn -> initialize answer, skeleton%s" % tag,
+                    first_answer_once(skel, initialize, "initialize", python=python),
+                    "<= 2.5x (§23)", lean)]
+        if real:
+            entries.append(("spawn -> initialize answer, real-latest%s" % tag,
+                            first_answer_once(real, initialize, "initialize", python=python),
+                            "<= 2.5x (§23)", lean))
+        elif python == PYTHON:
+            table.na("spawn -> initialize answer, real-latest", "no fixture at %s"
+                     % REAL_LATEST, "<= 2.5x (§23)")
+        if python == PYTHON:
+            entries.append(("spawn -> server/discover answer (%s), skeleton" % MODERN,
+                            first_answer_once(skel, discover, "server/discover"),
+                            "<= initialize row",
+                            lambda wall, ratio, walls: None if walls[0] is None
+                            else wall <= walls[0]))
+        group(entries, python)
+
+    # §23: --inspect on 10,000 rules vs 0436a0f; spawn -> initialize vs its --inspect;
+    # §24: spawn -> initialize at 10,000 files beside 0436a0f's
     entries = [("majordomus.pyz mcp --inspect, 10,000 rules",
                 inspect_once(PYZ, big, "10,000 rules"), "< 1.5 s wall",
-                lambda wall, ratio, walls: wall < 1.5)]
+                lambda wall, ratio, walls: wall < 1.5),
+               ("spawn -> initialize answer, 10,000 rules",
+                first_answer_once(big, initialize, "initialize"), "-", no_target),
+               ("spawn -> server/discover answer (%s), 10,000 rules" % MODERN,
+                first_answer_once(big, discover, "server/discover"), "<= initialize row",
+                lambda wall, ratio, walls: None if walls[1] is None else wall <= walls[1])]
     if old_pyz:
-        entries.append(("%s mcp --inspect, 10,000 rules (previous)" % OLD_COMMIT,
-                        inspect_once(old_pyz, big, "10,000 rules (%s)" % OLD_COMMIT), "-",
-                        no_target))
+        entries += [("%s mcp --inspect, 10,000 rules (previous)" % OLD_COMMIT,
+                     inspect_once(old_pyz, big, "10,000 rules (%s)" % OLD_COMMIT), "-",
+                     no_target),
+                    ("%s spawn -> initialize answer, 10,000 rules (previous)" % OLD_COMMIT,
+                     first_answer_once(big, initialize, "initialize", pyz=old_pyz), "-",
+                     no_target)]
     medians = group(entries)
-    versus("mcp --inspect, 10,000 rules: this build / %s" % OLD_COMMIT, medians[0],
-           medians[1] if old_pyz else None, "<= 1.10x", 1.10)
-    for repo, label in ((skel, "skeleton"), (big, "10,000 rules")):
-        group([("spawn -> initialize answer, %s" % label,
-                first_answer_once(repo, initialize, "initialize"),
-                "<= 4x" if repo == skel else "-",
-                (lambda wall, ratio, walls: ratio <= 4.0) if repo == skel else no_target),
-               ("spawn -> server/discover answer (%s), %s" % (MODERN, label),
-                first_answer_once(repo, discover, "server/discover"),
-                "<= initialize row",
-                lambda wall, ratio, walls: None if walls[0] is None else wall <= walls[0])])
-    if not pooled_wall:
-        for _ in range(runs):
-            t, cpu = baseline_once()
-            pooled_wall.append(t)
-            pooled_cpu.append(cpu)
+    old_inspect = medians[3] if old_pyz else None
+    old_init = medians[4] if old_pyz else None
+    versus("§23 mcp --inspect, 10,000 rules: this build / %s" % OLD_COMMIT, medians[0],
+           old_inspect, "<= 0.6x", 0.6)
+    versus("§23 spawn -> initialize / its --inspect, 10,000 rules", medians[1], medians[0],
+           "<= 1.1x", 1.1, what="inspect")
+    versus("§24 spawn -> initialize, 10,000 files: this build / %s" % OLD_COMMIT,
+           medians[1], old_init, "<= 1.05x (unchanged)", 1.05)
     table.rows[base_row] = ("row", "python3 -c pass (baseline, n=%d)" % len(pooled_wall),
                             "%s (1.00x); cpu %s" % (fmt_ms(p50(pooled_wall)),
                                                     fmt_ms(p50(pooled_cpu))), "-", "-")
+
+
+def vm_hwm(pid):
+    """Peak resident set of a live process (VmHWM of /proc/<pid>/status), in bytes."""
+    with open("/proc/%d/status" % pid, "rb") as f:
+        for line in f:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise ValueError("no VmHWM line")
+
+
+def session_peak(pyz, repo):
+    """Peak RSS of an `mcp` session after its initialize answer (the index built)."""
+    session = Session([PYTHON, pyz, "mcp"], repo)
+    try:
+        session.initialize(False)
+        return vm_hwm(session.pid)
+    except ChildGone as e:
+        raise NotAvailable(str(e))
+    finally:
+        session.close()
+
+
+def section_memory(table, big, huge, runs, old_pyz, old_reason):
+    """§23's peak RSS rows: VmHWM of an mcp session read after its initialize answer."""
+    n = max(3, runs // 2)
+    table.section("peak RSS (SPEC §23): VmHWM of an mcp session after its initialize "
+                  "answer, median of %d" % n)
+    progress("peak RSS x%d" % n)
+    specs = [("this build, %d rules" % BIG_RULES, PYZ, huge),
+             ("this build, 10,000 rules", PYZ, big)]
+    if old_pyz:
+        specs += [("%s, 10,000 rules (previous)" % OLD_COMMIT, old_pyz, big),
+                  ("%s, %d rules (previous)" % (OLD_COMMIT, BIG_RULES), old_pyz, huge)]
+    figures = [[] for _ in specs]
+    failed = {}
+    for i in range(n):
+        order = list(range(len(specs)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            if k in failed:
+                continue
+            try:
+                figures[k].append(session_peak(specs[k][1], specs[k][2]))
+            except (NotAvailable, OSError, ValueError) as e:
+                failed[k] = str(e)
+    medians = [None if k in failed else p50(figures[k]) for k in range(len(specs))]
+    for k, (name, _, _) in enumerate(specs):
+        if medians[k] is None:
+            table.na(name, failed[k])
+        else:
+            table.row(name, "%.1f MB (max %.1f MB, n=%d)" % (
+                medians[k] / 1e6, max(figures[k]) / 1e6, len(figures[k])))
+    files = tree_bytes(huge)
+    goal = 3 * files + 40e6
+    name = "§23 peak RSS, %d rules (%.1f MB of files)" % (BIG_RULES, files / 1e6)
+    target = "<= 3 x files + 40 MB (%.0f MB)" % (goal / 1e6)
+    if medians[0] is None:
+        table.na(name, failed[0], target)
+    else:
+        table.row(name, "%.1f MB" % (medians[0] / 1e6), target, medians[0] <= goal)
+    name = "§23 peak RSS, 10,000 rules: this build / %s" % OLD_COMMIT
+    if medians[1] is None or not old_pyz or medians[2] is None:
+        table.na(name, old_reason or "a figure is missing", "<= 0.6x")
+    else:
+        ratio = medians[1] / medians[2]
+        table.row(name, "%.2fx (%.1f MB vs %.1f MB)" % (ratio, medians[1] / 1e6,
+                                                        medians[2] / 1e6), "<= 0.6x",
+                  ratio <= 0.6)
+    table.note("peak RSS: VmHWM from /proc/<pid>/status of a session that answered "
+               "initialize (index and registry built), read before its stdin closes; file "
+               "bytes are every work-tree file outside .git")
 
 
 # In-process cost of the shipped kinds, from the archive (python3 -c, module imported from
@@ -775,16 +1037,6 @@ m.AllowList.shipped("manifest").compile()
 t1 = time.perf_counter_ns()
 print(t1 - t0, len(kinds.by_name), ",".join(sorted(lists) + ["manifest"]))
 '''
-KINDS_OLD = r'''
-import sys, time
-sys.path.insert(0, sys.argv[1])
-import majordomus as m
-t0 = time.perf_counter_ns()
-kinds, allows = m.load_kinds()
-m.AllowList.load("manifest")
-t1 = time.perf_counter_ns()
-print(t1 - t0, len(kinds), ",".join(sorted(allows) + ["manifest"]))
-'''
 
 
 def section_kinds(table, skel, runs, old_pyz, old_reason):
@@ -792,7 +1044,7 @@ def section_kinds(table, skel, runs, old_pyz, old_reason):
     table.section("shipped kinds at start-up, in-process from the archive (python3 -c, "
                   "median of %d, interleaved)" % n)
     new_name = "this build: shipped_kinds() + the skeleton's lists"
-    old_name = "%s: load_kinds() + AllowList.load('manifest')" % OLD_COMMIT
+    old_name = "%s: shipped_kinds() + the skeleton's lists" % OLD_COMMIT
     added_name = "added to start-up by the shipped kinds"
     progress("kinds at start-up x%d" % n)
     try:
@@ -806,7 +1058,7 @@ def section_kinds(table, skel, runs, old_pyz, old_reason):
         return
     programs = [(new_name, [PYTHON, "-c", KINDS_NEW, PYZ, ",".join(used)])]
     if old_pyz:
-        programs.append((old_name, [PYTHON, "-c", KINDS_OLD, old_pyz]))
+        programs.append((old_name, [PYTHON, "-c", KINDS_NEW, old_pyz, ",".join(used)]))
     figures = [[] for _ in programs]
     info = [None] * len(programs)
     failed = {}
@@ -853,7 +1105,7 @@ def section_kinds(table, skel, runs, old_pyz, old_reason):
     table.note("kinds at start-up: each figure is measured inside a fresh python3 -c that "
                "imported the module from the archive; the import itself is not included. "
                "The skeleton uses kinds %s; this build compiles a shipped list on first use "
-               "(here %s), %s compiled every list when it loaded them (%s)." % (
+               "(here %s); %s the same way (%s)." % (
                    ", ".join(used), lists_of[0], OLD_COMMIT, lists_of[1]))
 
 
@@ -1032,15 +1284,15 @@ def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
     table.section("paged answers (SPEC §16), 10,000 rules: p50 / p95 of tools/call, this "
                   "build's session interleaved with %s's" % OLD_COMMIT)
     progress("paging on 10,000 rules")
-    rows_list = ["%s majordomus_list {} (whole list)" % OLD_COMMIT,
+    rows_list = ["%s majordomus_list {} (first page, previous)" % OLD_COMMIT,
                  "majordomus_list first page (default limit 50)",
                  "majordomus_list last page (default limit, cursor)",
                  "majordomus_list first page, limit 500 (max)"]
     rows_one = ["%s majordomus_search, distinct 1-hit queries" % OLD_COMMIT,
-                "majordomus_search, distinct 1-hit queries (one page)"]
+                "majordomus_search substring, distinct 1-hit queries (one page)"]
     rows_broad = ["%s majordomus_search '%s'" % (OLD_COMMIT, BROAD),
-                  "majordomus_search '%s', first page" % BROAD,
-                  "majordomus_search '%s', last page (cursor)" % BROAD]
+                  "majordomus_search substring '%s', first page" % BROAD,
+                  "majordomus_search substring '%s', last page (cursor)" % BROAD]
     everything = rows_list + rows_one + rows_broad
     sessions = []
     try:
@@ -1053,7 +1305,7 @@ def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
                 sessions.append(old)
             list_cursor, list_pages = last_page_cursor(new, "majordomus_list", {}, 500, 50)
             search_cursor, search_pages = last_page_cursor(
-                new, "majordomus_search", {"query": BROAD}, 200, 20)
+                new, "majordomus_search", {"query": BROAD, "mode": "substring"}, 200, 20)
         except (NotAvailable, ChildGone) as e:
             for name in everything:
                 table.na(name, str(e))
@@ -1108,12 +1360,15 @@ def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
                            (new, "majordomus_list", lambda i: {"limit": 500})],
                list_reps, (1, 3))
         report(rows_one, [(old, "majordomus_search", one_hit) if old else None,
-                          (new, "majordomus_search", one_hit)], reps, (1,))
+                          (new, "majordomus_search",
+                           lambda i: dict(one_hit(i), mode="substring"))], reps, (1,))
         report(rows_broad, [
             (old, "majordomus_search", lambda i: {"query": case_variant(BROAD, i)})
             if old else None,
-            (new, "majordomus_search", lambda i: {"query": case_variant(BROAD, i)}),
             (new, "majordomus_search", lambda i: {"query": case_variant(BROAD, i),
+                                                  "mode": "substring"}),
+            (new, "majordomus_search", lambda i: {"query": case_variant(BROAD, i),
+                                                  "mode": "substring",
                                                   "cursor": search_cursor})],
             reps, (1,))
     finally:
@@ -1124,9 +1379,10 @@ def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
 class Server:
     """`majordomus.pyz serve --port 0`; the port is parsed from its stderr log."""
 
-    def __init__(self, repo):
+    def __init__(self, repo, pyz=PYZ):
         self.err = tempfile.TemporaryFile()
-        self.proc = track(subprocess.Popen([PYTHON, PYZ, "serve", "--port", "0"], cwd=repo,
+        self.t_spawn = time.perf_counter()
+        self.proc = track(subprocess.Popen([PYTHON, pyz, "serve", "--port", "0"], cwd=repo,
                                            env=child_env(), stdin=subprocess.DEVNULL,
                                            stdout=subprocess.DEVNULL, stderr=self.err))
         self.host = self.port = None
@@ -1139,7 +1395,7 @@ class Server:
                 return
             if self.proc.poll() is not None:
                 break
-            time.sleep(0.01)
+            time.sleep(0.002)
         rc = self.proc.poll()
         reason = last_line(self.stderr_text())
         self.stop()
@@ -1424,7 +1680,7 @@ def interleave_calls(specs, n):
     return times
 
 
-def section_live(table, repo, label, reps, big, quick):
+def section_live(table, repo, label, reps, big, quick, old_pyz=None, old_reason=None):
     rounds = 3 if quick else 5
     notices = 2 if quick else 5
     window = 10.0 if quick else 60.0
@@ -1540,11 +1796,17 @@ def section_live(table, repo, label, reps, big, quick):
         if not big:
             return
 
-        # -- a session that is not a listener (no notifications/initialized: no idle
-        #    timer), so that every sweep and rebuild below is a request's
+        # -- sessions that are not listeners (no notifications/initialized: no idle
+        #    timer), so that every sweep and rebuild below is a request's; this build's
+        #    and the previous version's, on the same repository, the same edits
         sweep_name = "one sweep, 10,000 files (requests %.1f s apart)" % SWEEP_GAP
         build_name = "one edited rule among 10,000 -> new generation built"
         found_name = "  the request that found the edit (sweep+rebuild+answer)"
+        old_sweep_name = "%s one sweep, 10,000 files (previous)" % OLD_COMMIT
+        old_build_name = "%s one edited rule -> new generation (previous)" % OLD_COMMIT
+        vs_sweep = "§24 one sweep, 10,000 files unchanged: this build / %s" % OLD_COMMIT
+        vs_build = "§23 one edited rule -> new generation: this build / %s" % OLD_COMMIT
+        vs_target = "<= 1.05x (unchanged or better)"
         try:
             quiet = open_session([PYTHON, PYZ, "mcp"], repo, initialized=False)
             sessions.append(quiet)
@@ -1552,76 +1814,541 @@ def section_live(table, repo, label, reps, big, quick):
             for n, t in ((sweep_name, "<= 30 ms"), (build_name, "<= 150 ms"), (found_name, "-")):
                 table.na(n, str(e), t)
             return
-        progress("live on %s: %d sweeps, %d edits" % (label, rounds, rounds))
+        old = None
+        if old_pyz:
+            try:
+                old = open_session([PYTHON, old_pyz, "mcp"], repo, initialized=False)
+                sessions.append(old)
+            except NotAvailable as e:
+                old_reason = "%s session: %s" % (OLD_COMMIT, e)
+        pair = [("new", quiet)] + ([("old", old)] if old else [])
+        progress("live on %s: %d sweeps, %d edits (%s)" % (label, rounds, rounds,
+                                                            "both builds" if old else "this build"))
+        sweeps = {}
         try:
-            before = quiet.perf()
+            befores = {tag: session.perf() for tag, session in pair}
             walls = []
-            for _ in range(rounds):
+            for r in range(rounds):
                 time.sleep(SWEEP_GAP)
-                walls.append(quiet.call("ping")[0])
-            after = quiet.perf()
+                for tag, session in (pair if r % 2 == 0 else pair[::-1]):
+                    t = session.call("ping")[0]
+                    if tag == "new":
+                        walls.append(t)
+            for tag, session in pair:
+                sweeps[tag] = phase_delta(befores[tag], session.perf(), "sweep")
         except (ChildGone, NotAvailable) as e:
             table.na(sweep_name, str(e), "<= 30 ms")
         else:
-            n, total = phase_delta(before, after, "sweep")
+            n, total = sweeps["new"]
             if not n:
                 table.row(sweep_name, "no sweep counted (n=%d requests)" % rounds,
                           "<= 30 ms", False)
             else:
                 table.row(sweep_name, "%s mean of %d (phases.sweep); those pings %s p50" % (
                     fmt_ms(total / n), n, fmt_ms(p50(walls))), "<= 30 ms", total / n <= 0.030)
+            if "old" in sweeps and sweeps["old"][0]:
+                on, ot = sweeps["old"]
+                table.row(old_sweep_name, "%s mean of %d (phases.sweep)" % (fmt_ms(ot / on), on))
+                if n:
+                    ratio = (total / n) / (ot / on)
+                    table.row(vs_sweep, "%.2fx (%s vs %s)" % (ratio, fmt_ms(total / n),
+                                                              fmt_ms(ot / on)),
+                              vs_target, ratio <= 1.05)
+            else:
+                table.na(vs_sweep, old_reason or "no sweep of the previous build", vs_target)
 
-        builds, parts, found, files, problems = [], [], [], [], []
+        measured = {tag: {"builds": [], "parts": [], "found": [], "files": []}
+                    for tag, _ in pair}
+        problems = []
         try:
             for r in range(rounds):
                 number = (4242 + 997 * r) % GEN_RULES
                 path = os.path.join(folder, "gen-%05d.v1.md" % number)
                 uri = "majordomus://rule/project.gen-%05d@1" % number
                 marker = "Edited by the benchmark, round %d." % r
-                before = quiet.perf()
+                befores = {tag: session.perf() for tag, session in pair}
                 with open(path, "a", encoding="utf-8", newline="\n") as f:
                     f.write(marker + "\n")
                 time.sleep(SWEEP_GAP)
-                t, line = quiet.call("resources/read", {"uri": uri})
-                after = quiet.perf()
-                if marker.encode("utf-8") not in line:
-                    problems.append("round %d: the read did not show the edit" % r)
-                if after["generation"] - before["generation"] != 1:
-                    problems.append("round %d: generation %d -> %d" % (
-                        r, before["generation"], after["generation"]))
-                ni, ti = phase_delta(before, after, "index_build")
-                nr, tr = phase_delta(before, after, "registry_build")
-                nd, _ = phase_delta(before, after, "repository_discovery")
-                if nd:
-                    problems.append("round %d: discovery ran %d time(s)" % (r, nd))
-                builds.append(ti + tr)
-                parts.append((ti, tr))
-                found.append(t)
-                files.append(after["files_read"] - before["files_read"])
+                for tag, session in (pair if r % 2 == 0 else pair[::-1]):
+                    t, line = session.call("resources/read", {"uri": uri})
+                    after = session.perf()
+                    before = befores[tag]
+                    if marker.encode("utf-8") not in line:
+                        problems.append("%s round %d: the read did not show the edit" % (tag, r))
+                    if after["generation"] - before["generation"] != 1:
+                        problems.append("%s round %d: generation %d -> %d" % (
+                            tag, r, before["generation"], after["generation"]))
+                    ni, ti = phase_delta(before, after, "index_build")
+                    nr, tr = phase_delta(before, after, "registry_build")
+                    nd, _ = phase_delta(before, after, "repository_discovery")
+                    if nd:
+                        problems.append("%s round %d: discovery ran %d time(s)" % (tag, r, nd))
+                    m = measured[tag]
+                    m["builds"].append(ti + tr)
+                    m["parts"].append((ti, tr))
+                    m["found"].append(t)
+                    m["files"].append(after["files_read"] - before["files_read"])
         except (ChildGone, NotAvailable, OSError) as e:
             table.na(build_name, str(e), "<= 150 ms")
             table.na(found_name, str(e))
         else:
-            k = builds.index(sorted(builds)[(len(builds) - 1) // 2])
-            table.row(build_name, "%s median (index %s + registry %s; files_read +%d; "
-                      "n=%d)" % (fmt_ms(p50(builds)), fmt_ms(parts[k][0]),
-                                 fmt_ms(parts[k][1]), files[k], len(builds)),
-                      "<= 150 ms", p50(builds) <= 0.150)
-            table.row(found_name, "median %s, max %s wall (n=%d)" % (
-                fmt_ms(p50(found)), fmt_ms(max(found)), len(found)))
+            for tag, name, target in (("new", build_name, "<= 150 ms"),
+                                      ("old", old_build_name, "-")):
+                if tag not in measured:
+                    continue
+                m = measured[tag]
+                builds, parts = m["builds"], m["parts"]
+                k = builds.index(sorted(builds)[(len(builds) - 1) // 2])
+                table.row(name, "%s median (index %s + registry %s; files_read +%d; "
+                          "n=%d)" % (fmt_ms(p50(builds)), fmt_ms(parts[k][0]),
+                                     fmt_ms(parts[k][1]), m["files"][k], len(builds)),
+                          target, p50(builds) <= 0.150 if tag == "new" else None)
+                if tag == "new":
+                    table.row(found_name, "median %s, max %s wall (n=%d)" % (
+                        fmt_ms(p50(m["found"])), fmt_ms(max(m["found"])), len(m["found"])))
+            if "old" in measured:
+                new_b, old_b = p50(measured["new"]["builds"]), p50(measured["old"]["builds"])
+                table.row(vs_build, "%.2fx (%s vs %s)" % (new_b / old_b, fmt_ms(new_b),
+                                                          fmt_ms(old_b)),
+                          vs_target, new_b / old_b <= 1.05)
+            else:
+                table.na(vs_build, old_reason or "no previous build", vs_target)
             for problem in problems:
                 table.note("edited rule on %s: %s" % (label, problem))
-            table.note("sweep and rebuild rows: a session that sent initialize but not "
+            table.note("sweep and rebuild rows: sessions that sent initialize but not "
                        "notifications/initialized (no listener, so no idle timer): every "
                        "sweep and rebuild is a request's. The rebuild is the index_build + "
                        "registry_build phase deltas of majordomus_perf around the first "
                        "request %.1f s after appending a line to one rule's file; that "
                        "request's wall time also holds its sweep, the stat of every kept "
-                       "file and the answer" % SWEEP_GAP)
+                       "file and the answer. This build's session and %s's see the same "
+                       "edits, their requests alternating in order" % (SWEEP_GAP, OLD_COMMIT))
         stop_session(quiet)
+        if old:
+            stop_session(old)
     finally:
         for session in list(sessions):
             session.close()
+
+
+# --------------------------------------------------------------------------- §20-§22
+
+# In-process (python3 -c, the module imported from the archive): the cost of the §20.1
+# checks inside index_build, at start-up and in one rebuild. Every check function (and
+# ContextTree, which makes the documents' cross checks and tracks expansions) is wrapped by
+# a timer; the wrapper's own cost, calibrated on an empty function, is taken off.
+CHECKS = r"""
+import sys, time, json, statistics
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+repo, rounds = sys.argv[2], int(sys.argv[3])
+acc = [0, 0]
+def timed(f):
+    def wrapper(*a, **k):
+        t0 = time.perf_counter_ns()
+        try:
+            return f(*a, **k)
+        finally:
+            acc[0] += time.perf_counter_ns() - t0
+            acc[1] += 1
+    return wrapper
+noop = timed(lambda *a: None)
+for _ in range(200000):
+    noop(1)
+overhead = acc[0] / acc[1]
+names = ("check_context_contract", "context_lists_problem", "policy_providers",
+         "is_context_convention", "convention_message", "broken_front_is_context")
+for name in names:
+    setattr(m, name, timed(getattr(m, name)))
+Tree = m.ContextTree
+class TimedTree(Tree):
+    def __init__(self, *a, **k):
+        t0 = time.perf_counter_ns()
+        try:
+            Tree.__init__(self, *a, **k)
+        finally:
+            acc[0] += time.perf_counter_ns() - t0
+            acc[1] += 1
+m.ContextTree = TimedTree
+def checks():
+    return max(0.0, acc[0] - acc[1] * overhead) / 1e9
+acc[:] = [0, 0]
+counters = m.Counters()
+gen, discovered = m.first_generation(repo, "vcs", counters)
+start_build = counters.phases["index_build"][1] / 1e9
+start_checks, start_calls = checks(), acc[1]
+claims, diagnostics, _, listed = discovered
+root = gen.root + "/"
+signatures = {path: m._stat(root + path) for path, _ in claims}
+edited = [path for path, _ in claims if path.endswith("gen-04242.v1.md")] or [claims[-1][0]]
+signatures[edited[0]] = None   # read again, as after an edit
+builds, shares = [], []
+for _ in range(rounds):
+    acc[:] = [0, 0]
+    t0 = time.perf_counter_ns()
+    with m._Building():
+        index = m.build_index(gen.decl, claims, diagnostics, counters, gen.index.results,
+                              signatures, listed)
+    builds.append((time.perf_counter_ns() - t0) / 1e9)
+    shares.append(checks())
+print(json.dumps({"documents": len(index.context.docs), "objects": len(index.objects),
+                  "problems": len(index.context.problems), "overhead_ns": overhead,
+                  "start_build": start_build, "start_checks": start_checks,
+                  "start_calls": start_calls,
+                  "rebuild": statistics.median(builds), "rebuild_checks": statistics.median(shares),
+                  "rebuild_calls": acc[1]}))
+"""
+
+# In-process: the term index of a 10,000-rule layer, its build time and its memory
+# (tracemalloc), and the bytes of the text it indexes.
+TERMS = r"""
+import sys, time, json, gc, tracemalloc
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+gen = m.first_generation(sys.argv[2], "vcs", m.Counters())[0]
+objects = gen.index.objects
+content = sum(len(o.content.encode("utf-8")) for o in objects)
+indexed = sum(len(t.encode("utf-8")) for o in objects for t in m._search_fields(o))
+t0 = time.perf_counter_ns()
+index = m.TermIndex(objects)   # timed untraced: tracemalloc slows every allocation
+built = (time.perf_counter_ns() - t0) / 1e9
+del index
+gc.collect()
+tracemalloc.start()
+base = tracemalloc.get_traced_memory()[0]
+index = m.TermIndex(objects)
+after_build = tracemalloc.get_traced_memory()[0] - base
+for n in range(200):
+    for term in m.query_terms("gen-%05d rule group%02d line %d" % (n * 37, n % 50, n)):
+        index.postings(term)
+after_queries = tracemalloc.get_traced_memory()[0] - base
+tracemalloc.stop()
+print(json.dumps({"objects": len(objects), "content": content, "indexed": indexed,
+                  "built": built, "memory": after_build, "memory_queries": after_queries}))
+"""
+
+
+def inprocess(script, *args):
+    """Run an in-process script (python3 -c, module from the archive): its JSON line."""
+    p = subprocess.run([PYTHON, "-c", script, PYZ] + [str(a) for a in args],
+                       env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=SPAWN_TIMEOUT * 3)
+    if p.returncode != 0:
+        raise NotAvailable("%s: %s" % (exit_text(p.returncode), last_line(p.stderr)))
+    try:
+        return json.loads(last_line(p.stdout, 100000))
+    except ValueError:
+        raise NotAvailable("no JSON line: %s" % last_line(p.stdout))
+
+
+def context_targets(repo, limit):
+    """Paths to resolve: every directory under .ai/ and the tracked files outside it,
+    interleaved, at most `limit` (sorted, so the same in every run)."""
+    listed = git(repo, "ls-files").splitlines()
+    dirs, outside = set(), []
+    for path in listed:
+        if path.startswith(".ai/"):
+            parts = path.split("/")[:-1]
+            for k in range(1, len(parts) + 1):
+                dirs.add("/".join(parts[:k]))
+        else:
+            outside.append(path)
+    dirs = sorted(dirs)
+    out = []
+    for k in range(max(len(dirs), len(outside))):
+        if k < len(dirs):
+            out.append(dirs[k])
+        if k < len(outside) and k % 4 == 0:
+            out.append(outside[k])
+    return out[:limit]
+
+
+def section_context(table, repo, label, reps, firsts):
+    """§20: majordomus_context on one session: the first call of the generation (a fresh
+    session each, after tools/list), then distinct paths and one repeated path."""
+    first_name = "majordomus_context, first of the generation (%s)" % label
+    distinct_name = "majordomus_context, distinct paths, p50 / p95 (%s)" % label
+    repeat_name = "majordomus_context, one path repeated, p50 / p95 (%s)" % label
+    progress("context on %s" % label)
+    try:
+        targets = context_targets(repo, 400)
+    except RuntimeError as e:
+        for name in (first_name, distinct_name, repeat_name):
+            table.na(name, str(e))
+        return
+    deepest = sorted(targets, key=lambda t: (-t.count("/"), t))
+    firsts_t, sample = [], None
+    session = None
+    try:
+        for k in range(firsts):
+            if session is not None:
+                session.close()
+            session = open_session([PYTHON, PYZ, "mcp"], repo)
+            session.call("tools/list")
+            t, value = session.tool("majordomus_context", {"path": deepest[k % len(deepest)]})
+            firsts_t.append(t)
+            sample = value
+        table.row(first_name, "median %s, max %s (n=%d; %d documents in the chain)" % (
+            fmt_ms(p50(firsts_t)), fmt_ms(max(firsts_t)), len(firsts_t),
+            len(sample.get("documents", []))), "<= 20 ms", p50(firsts_t) <= 0.020)
+        times, chains = [], 0
+        for i in range(WARMUP + reps):
+            path = targets[(firsts + i) % len(targets)]
+            t, value = session.tool("majordomus_context", {"path": path})
+            chains += len(value.get("documents", []))
+            if i >= WARMUP:
+                times.append(t)
+        table.row(distinct_name, "%s (%d paths, mean chain %.1f)" % (
+            lat(times), min(len(targets), WARMUP + reps), chains / (WARMUP + reps)),
+            "p50 <= 1 ms", p50(times) <= 0.001)
+        times = []
+        for i in range(WARMUP + reps):
+            t, _ = session.tool("majordomus_context", {"path": targets[-1]})
+            if i >= WARMUP:
+                times.append(t)
+        table.row(repeat_name, lat(times), "p50 <= 1 ms", p50(times) <= 0.001)
+    except (NotAvailable, ChildGone) as e:
+        for name in (first_name, distinct_name, repeat_name):
+            if not any(r[0] == "row" and r[1] == name for r in table.rows):
+                table.na(name, str(e))
+    finally:
+        if session is not None:
+            session.close()
+
+
+def section_context_checks(table, repo, plain, rounds):
+    """§20.1's checks: their share of index_build at start-up and in one rebuild."""
+    progress("context checks in-process x%d" % rounds)
+    for where, label in ((repo, "10,000 rules + %d context documents" % CONTEXT_DOCS),
+                         (plain, "10,000 rules, no context document")):
+        start_name = "§20.1 checks at start-up, %s" % label
+        build_name = "§20.1 checks in one rebuild, %s" % label
+        try:
+            r = inprocess(CHECKS, where, rounds)
+        except NotAvailable as e:
+            table.na(start_name, str(e), "<= 5% of index_build")
+            table.na(build_name, str(e), "<= 5% of index_build")
+            continue
+        share = r["start_checks"] / r["start_build"]
+        table.row(start_name, "%s of index_build %s (%.1f %%; %d calls)" % (
+            fmt_ms(r["start_checks"]), fmt_ms(r["start_build"]), share * 100,
+            r["start_calls"]), "<= 5% of index_build", share <= 0.05)
+        share = r["rebuild_checks"] / r["rebuild"]
+        table.row(build_name, "%s of index_build %s (%.1f %%; median of %d)" % (
+            fmt_ms(r["rebuild_checks"]), fmt_ms(r["rebuild"]), share * 100, rounds),
+            "<= 5% of index_build", share <= 0.05)
+        if where == repo:
+            table.note("§20.1 checks: in-process (python3 -c, the module from the archive): "
+                       "check_context_contract, context_lists_problem, policy_providers, "
+                       "is_context_convention, convention_message, broken_front_is_context "
+                       "and ContextTree (documents, cross checks, tracks expansions) timed "
+                       "by wrappers, their cost (%.0f ns a call) taken off; the rebuild is "
+                       "build_index with the previous results and one file's signature "
+                       "changed; the tree: %d documents, %d problems" % (
+                           r["overhead_ns"], r["documents"], r["problems"]))
+
+
+SEARCH_WORDS = ("rule", "group", "quick", "fox", "lazy", "dog", "task", "reads", "cites",
+                "validator", "enforced", "contributor", "behaviour", "filler", "shape")
+
+
+def distinct_query(i):
+    """A distinct ranked query each time: a rule's number and two words of the bodies."""
+    return "gen-%05d %s %s" % ((i * 7919 + 17) % GEN_RULES,
+                               SEARCH_WORDS[i % len(SEARCH_WORDS)],
+                               SEARCH_WORDS[(i // len(SEARCH_WORDS) + 3) % len(SEARCH_WORDS)])
+
+
+def section_search(table, big, reps, firsts):
+    table.section("ranked search (SPEC §21), 10,000 rules")
+    progress("ranked search on 10,000 rules")
+    first_name = "first ranked search (term index built), 10,000 rules"
+    distinct_name = "ranked majordomus_search, distinct queries, p50 / p95"
+    session = None
+    try:
+        firsts_t = []
+        for k in range(firsts):
+            if session is not None:
+                session.close()
+            session = open_session([PYTHON, PYZ, "mcp"], big)
+            session.call("tools/list")
+            t, value = session.tool("majordomus_search", {"query": "how does a task cite "
+                                                                   "the rules %d" % k})
+            if value.get("mode") != "ranked":
+                raise NotAvailable("the answer is not ranked (mode %r)" % value.get("mode"))
+            firsts_t.append(t)
+        table.row(first_name, "median %s, max %s (n=%d, a fresh session each)" % (
+            fmt_ms(p50(firsts_t)), fmt_ms(max(firsts_t)), len(firsts_t)), "<= 150 ms",
+            p50(firsts_t) <= 0.150)
+        times, counts = [], []
+        for i in range(WARMUP + reps):
+            t, value = session.tool("majordomus_search", {"query": distinct_query(i)})
+            if i >= WARMUP:
+                times.append(t)
+                counts.append(value.get("total") or value.get("count") or 0)
+        table.row(distinct_name, "%s (median total %d)" % (lat(times), p50(counts)),
+                  "p50 <= 10 ms", p50(times) <= 0.010)
+    except (NotAvailable, ChildGone) as e:
+        for name in (first_name, distinct_name):
+            if not any(r[0] == "row" and r[1] == name for r in table.rows):
+                table.na(name, str(e))
+    finally:
+        if session is not None:
+            session.close()
+    name = "term index memory / indexed text bytes (tracemalloc)"
+    try:
+        r = inprocess(TERMS, big)
+    except NotAvailable as e:
+        table.na(name, str(e), "<= 1.5x")
+    else:
+        ratio = r["memory"] / r["indexed"]
+        table.row(name, "%.2fx (%.1f MB for %.1f MB indexed; %.2fx of content's %.1f MB)" % (
+            ratio, r["memory"] / 1e6, r["indexed"] / 1e6, r["memory"] / r["content"],
+            r["content"] / 1e6), "<= 1.5x", ratio <= 1.5)
+        table.row("  after 200 queries' postings", "%.2fx of indexed (%.1f MB)" % (
+            r["memory_queries"] / r["indexed"], r["memory_queries"] / 1e6))
+        table.row("  TermIndex build, in-process (untraced)", "%s (%d objects)" % (fmt_ms(r["built"]),
+                                                                     r["objects"]))
+    table.note("ranked search: the first row is the first majordomus_search of a fresh "
+               "session (after initialize and tools/list), the term index made within it; "
+               "distinct queries name one generated rule and two words of the bodies "
+               "(distinct cache keys); memory is tracemalloc's traced bytes held by "
+               "TermIndex(objects) just built, against the UTF-8 bytes of the three "
+               "searched fields (identity+title+tags, description, content without front "
+               "matter) and of the files' content")
+    # quality: tests/search_quality.py's own figures, its lines printed
+    progress("search quality")
+    script = os.path.join(ROOT, "tests", "search_quality.py")
+    try:
+        p = subprocess.run([PYTHON, script], cwd=ROOT, env=child_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        lines = [l for l in p.stdout.decode("utf-8", "replace").splitlines() if l.strip()]
+        if p.returncode != 0 or not lines:
+            raise NotAvailable("%s: %s" % (exit_text(p.returncode), last_line(p.stderr)))
+    except (OSError, subprocess.TimeoutExpired, NotAvailable) as e:
+        table.na("search quality (tests/search_quality.py)", str(e),
+                 "MRR@10 >= 0.8, recall@5 >= 0.9")
+        return
+    pattern = re.compile(r"MRR@10 ([\d.]+), recall@5 ([\d.]+)")
+    for line in lines:
+        m = pattern.search(line)
+        mode = line.split()[0]
+        if m and mode == "ranked":
+            mrr, r5 = float(m.group(1)), float(m.group(2))
+            table.row("quality, ranked: MRR@10", "%.3f (%s)" % (mrr, line.strip()),
+                      ">= 0.8", mrr >= 0.8)
+            table.row("quality, ranked: recall@5", "%.3f" % r5, ">= 0.9", r5 >= 0.9)
+        else:
+            table.row("quality, %s" % mode, line.strip())
+
+
+def section_ui(table, big, reps, runs, old_pyz, old_reason):
+    """§22: pages on 10,000 rules, and serve's start-up (spawn -> first JSON answer)
+    beside the previous version's."""
+    table.section("pages (SPEC §22), serve on 10,000 rules: p50 / p95, one keep-alive "
+                  "connection")
+    progress("pages on 10,000 rules")
+    names = [("GET /ui/ (overview)", "/ui/", "p50 <= 5 ms", 0.005),
+             ("GET /ui/object?uri=<rule>, distinct rules", None, "p50 <= 3 ms", 0.003),
+             ("GET /ui/object?uri=<rule>, one rule repeated",
+              "/ui/object?uri=" + urllib.parse.quote(RULE_URI, safe=""), "p50 <= 3 ms", 0.003),
+             ("GET /ui/kind/rule (a page of 50)", "/ui/kind/rule", "-", None)]
+    try:
+        server = Server(big)
+    except NotAvailable as e:
+        for name, _, target, _ in names:
+            table.na(name, str(e), target)
+        server = None
+    if server is not None:
+        conn = server.connect()
+        try:
+            for name, path, target, limit in names:
+                def path_of(i):
+                    if path is not None:
+                        return path
+                    uri = "majordomus://rule/project.gen-%05d@1" % ((i * 7919 + 5) % GEN_RULES)
+                    return "/ui/object?uri=" + urllib.parse.quote(uri, safe="")
+                times, first, size, err = [], None, 0, None
+                for i in range(1 + reps):
+                    t0 = time.perf_counter()
+                    status, body, _ = http_get(conn, path_of(i))
+                    t = time.perf_counter() - t0
+                    if status != 200 or b"<html" not in body[:400].lower():
+                        err = "HTTP %d: %s" % (status, first_line(body))
+                        break
+                    if i == 0:
+                        first = t
+                    else:
+                        times.append(t)
+                    size = len(body)
+                if err:
+                    table.na(name, err, target)
+                    continue
+                table.row(name, "%s after the first (first %s; %d bytes)" % (
+                    lat(times), fmt_ms(first), size), target,
+                    None if limit is None else p50(times) <= limit)
+        except (OSError, http.client.HTTPException) as e:
+            table.na("pages", "%s: %s" % (type(e).__name__, e))
+        finally:
+            conn.close()
+            server.stop()
+    # serve start-up: spawn -> first /api/v1/repository answer, interleaved with 0436a0f
+    n = max(3, runs // 2)
+    progress("serve start-up x%d" % n)
+    specs = [("serve spawn -> first /api/v1/repository answer, 10,000 rules", PYZ, False),
+             ("serve spawn -> first /ui/ answer, 10,000 rules", PYZ, True)]
+    if old_pyz:
+        specs.append(("%s serve spawn -> first /api/v1/repository answer (previous)"
+                      % OLD_COMMIT, old_pyz, False))
+    figures = [[] for _ in specs]
+    failed = {}
+    for i in range(n + 1):
+        order = list(range(len(specs)))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            if k in failed:
+                continue
+            _, pyz, ui = specs[k]
+            try:
+                server = Server(big, pyz)
+            except NotAvailable as e:
+                failed[k] = str(e)
+                continue
+            try:
+                conn = server.connect()
+                status, body, _ = http_get(conn, "/ui/" if ui else "/api/v1/repository")
+                t = time.perf_counter() - server.t_spawn
+                conn.close()
+                if status != 200:
+                    failed[k] = "HTTP %d: %s" % (status, first_line(body))
+                elif i:
+                    figures[k].append(t)
+            except (OSError, http.client.HTTPException) as e:
+                failed[k] = "%s: %s" % (type(e).__name__, e)
+            finally:
+                server.stop()
+    medians = []
+    for k, (name, _, _) in enumerate(specs):
+        if k in failed or not figures[k]:
+            table.na(name, failed.get(k, "no run"))
+            medians.append(None)
+        else:
+            medians.append(p50(figures[k]))
+            table.row(name, "median %s (n=%d)" % (fmt_ms(medians[k]), len(figures[k])))
+    name = "§22 serve start-up (first JSON answer): this build / %s" % OLD_COMMIT
+    target = "<= 1.05x (pages add nothing)"
+    if not old_pyz or medians[0] is None or medians[-1] is None:
+        table.na(name, old_reason or "a figure is missing", target)
+    else:
+        ratio = medians[0] / medians[-1]
+        table.row(name, "%.2fx (%s vs %s)" % (ratio, fmt_ms(medians[0]), fmt_ms(medians[-1])),
+                  target, ratio <= 1.05)
+    table.note("pages: the first request of each page row is shown apart (the page "
+               "projection is built on first use); serve start-up is from Popen to the "
+               "answer of the first request, sent as soon as the 'listening on' line is "
+               "read (stderr polled every 2 ms)")
 
 
 # --------------------------------------------------------------------------- main
@@ -1738,7 +2465,7 @@ def main(argv=None):
     runs = 3 if args.quick else 10
     reps = REPS
     heavy_reps = 50 if args.quick else REPS
-    list_reps = 10 if args.quick else 40   # 1f211d0's majordomus_list answers all 10,000
+    list_reps = 10 if args.quick else 40
     per_client = 100 if args.quick else 250
 
     table = Table()
@@ -1750,7 +2477,9 @@ def main(argv=None):
                  % (tmp, GEN_RULES))
         t0 = time.perf_counter()
         skel, big = make_repos(tmp)
-        progress("repositories ready in %.1f s" % (time.perf_counter() - t0))
+        real = make_real_latest(tmp)
+        ctx = make_context_repo(tmp)
+        huge = make_rules_repo(tmp, BIG_RULES)
         old_pyz, old_reason = build_old(tmp)
         if old_pyz:
             print("previous  %s (%s, %d bytes, built from git archive %s)" % (
@@ -1759,8 +2488,11 @@ def main(argv=None):
         else:
             print("previous  %s unavailable: %s" % (OLD_COMMIT, old_reason))
         if reason is None:
-            for repo, label in ((skel, "skeleton"), (big, "10,000 rules")):
-                info = repo_facts(repo, label)
+            for repo, label in ((skel, "skeleton"), (big, "10,000 rules"),
+                                (real, "real-latest (tracks stand-ins)"),
+                                (ctx, "10,000 rules + %d context documents" % CONTEXT_DOCS),
+                                (huge, "%d rules" % BIG_RULES)):
+                info = repo and repo_facts(repo, label)
                 if info:
                     print("repo      " + info)
         print("")
@@ -1771,8 +2503,19 @@ def main(argv=None):
             for name in ("majordomus.pyz mcp --inspect", "MCP over pipes", "HTTP serve"):
                 table.na(name, reason)
         else:
-            section_spawn(table, skel, big, runs, old_pyz, old_reason)
+            section_spawn(table, skel, big, real, runs, old_pyz, old_reason)
+            section_memory(table, big, huge, runs, old_pyz, old_reason)
             section_kinds(table, skel, runs, old_pyz, old_reason)
+            table.section("context resolution (SPEC §20): majordomus_context over pipes")
+            if real:
+                section_context(table, real, "real-latest", reps, 3)
+            else:
+                table.na("majordomus_context, real-latest", "no fixture at %s" % REAL_LATEST)
+            section_context(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS, reps,
+                            3)
+            section_context_checks(table, ctx, big, 3 if args.quick else 7)
+            section_search(table, big, reps, 3)
+            section_ui(table, big, 50 if args.quick else reps, runs, old_pyz, old_reason)
             section_mcp(table, skel, "skeleton", reps, reps, False)
             section_mcp(table, big, "10,000 rules", reps, heavy_reps, True)
             section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
@@ -1780,7 +2523,8 @@ def main(argv=None):
             section_http(table, big, "10,000 rules", reps, per_client, False)
             # last: these sections edit and stage files in the scratch repositories
             section_live(table, skel, "skeleton", reps, False, args.quick)
-            section_live(table, big, "10,000 rules", reps, True, args.quick)
+            section_live(table, big, "10,000 rules", reps, True, args.quick, old_pyz,
+                         old_reason)
         print(table.render())
         sys.stdout.flush()
     finally:
