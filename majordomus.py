@@ -2668,13 +2668,15 @@ def _search_fields(obj):
     profile" asks for a kind); the description; the content without front matter (for
     YAML, its scalar values, so that keys never match)."""
     head = " ".join([obj.kind, obj.identity, obj.title or ""] + obj.tags())
+    return head, obj.description or "", _search_body(obj)
+
+
+def _search_body(obj):
     if obj.body is not None:
-        body = obj.body
-    elif obj.media_type == "text/plain":
-        body = obj.content
-    else:
-        body = "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
-    return head, obj.description or "", body
+        return obj.body
+    if obj.media_type == "text/plain":
+        return obj.content
+    return "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
 
 
 def _leaves(node):
@@ -2733,6 +2735,20 @@ class TermIndex:
         count = max(len(objects), 1)
         self.average = [max(sum(self.lengths[f::3]) / count, 1.0) for f in range(3)]
         self._postings = {}
+        self._factors = None
+
+    def phrase_positions(self, phrase):
+        """The positions of the objects in whose text the phrase's terms stand in its
+        order: where the phrase itself may be (the verbatim test comes after)."""
+        import bisect
+        import re
+        found = set()
+        for form in {_normalised(phrase).strip(), re.sub(r"[\W_]+", " ", phrase).strip()}:
+            at = self.text.find(form) if form else -1
+            while at >= 0:
+                found.add((bisect.bisect_right(self.starts, at) - 1) // 3)
+                at = self.text.find(form, at + 1)
+        return found
 
     def spans(self):
         """{id(object): (object, its piece of the text, its field lengths)}, for the next
@@ -2744,49 +2760,80 @@ class TermIndex:
             out[id(obj)] = (obj, self.text[begin:end], lengths[3 * n:3 * n + 3])
         return out
 
-    def postings(self, term):
-        """{object position: the term's BM25F weight in it} (cached, least recently used
-        dropped beyond POSTINGS_KEPT terms)."""
-        found = self._postings.pop(term, None)
-        if found is None:
-            found = self._weights(self._counts(term))
-            while len(self._postings) >= POSTINGS_KEPT:
-                del self._postings[next(iter(self._postings))]
-        self._postings[term] = found
-        return found
+    def postings(self, terms):
+        """[{object position: the term's BM25F weight in it}] of each term, in order;
+        the terms not cached are found in one scan of the text. The last POSTINGS_KEPT
+        terms asked are kept (least recently used dropped)."""
+        missing = [term for term in dict.fromkeys(terms) if term not in self._postings]
+        if missing:
+            for term, counts in self._counts(missing).items():
+                self._postings[term] = self._weights(counts)
+        out = []
+        for term in terms:
+            found = self._postings.pop(term)
+            self._postings[term] = found
+            out.append(found)
+        while len(self._postings) > max(POSTINGS_KEPT, len(terms)):
+            del self._postings[next(iter(self._postings))]
+        return out
 
-    def _counts(self, term):
-        """{object position: [count in each field]} of `term`, from one scan of the text:
-        every word that begins as the term's inflections all do and folds to it."""
+    def _counts(self, terms):
+        """{term: {field slot: count}} from one scan of the text for every word that
+        begins as a term's inflections all do and folds to it (a field slot is 3 times
+        the object's position plus the field)."""
         import re
         import bisect
-        # A longer word folds to a term of 3 or more ASCII letters only; the words that
-        # fold to `policy` begin with `polic`.
-        exact = len(term) < 3 or not (term.isascii() and term.isalpha())
-        prefix = term[:-1] if not exact and term.endswith("y") else term
-        counts, starts, locate = {}, self.starts, bisect.bisect_right
-        pattern = " " + re.escape(prefix) + ("(?=[ \x00])" if exact else "[^ \x00\x01]*")
-        for match in re.finditer(pattern, self.text):
-            if not exact and fold_term(match.group()[1:]) != term:
-                continue
-            k = locate(starts, match.start()) - 1
-            entry = counts.get(k // 3)
-            if entry is None:
-                entry = counts[k // 3] = [0, 0, 0]
-            entry[k % 3] += 1
-        return counts
+        from collections import Counter
+        from functools import partial
+        exact, prefixes = [], []
+        for term in terms:
+            # A longer word folds to a term of 3 or more ASCII letters only; the words that
+            # fold to `policy` begin with `polic`.
+            if len(term) < 3 or not (term.isascii() and term.isalpha()):
+                exact.append(re.escape(term))
+            else:
+                prefixes.append(re.escape(term[:-1] if term.endswith("y") else term))
+        parts = []
+        if exact:
+            parts.append(" (?:%s)(?= )" % "|".join(exact))
+        if prefixes:
+            parts.append(" (?:%s)[^ \x00\x01]*" % "|".join(prefixes))
+        at = {}                              # word -> where it begins in the text
+        for match in re.finditer("|".join(parts), self.text):
+            word = match.group()
+            places = at.get(word)
+            if places is None:
+                at[word] = [match.start()]
+            else:
+                places.append(match.start())
+        wanted = {term: [] for term in terms}
+        for word, places in at.items():
+            term = fold_term(word[1:])
+            if term in wanted:
+                wanted[term] += places
+        slot = partial(bisect.bisect_right, self.starts)
+        return {term: Counter(map(slot, places)) for term, places in wanted.items()}
 
     def _weights(self, counts):
         """BM25F: per object, idf times the saturated sum of the fields' weighted counts,
         each normalised by the field's length against its average."""
-        total, found = len(self.objects), len(counts)
+        factors, sums = self.factors(), {}
+        for place, count in counts.items():       # place: the field slot plus one
+            position = (place - 1) // 3
+            sums[position] = sums.get(position, 0.0) + factors[place - 1] * count
+        total, found = len(self.objects), len(sums)
         idf = math.log(1 + (total - found + 0.5) / (found + 0.5))
-        weights, lengths, average = {}, self.lengths, self.average
-        for position, fields in counts.items():
-            tf = sum(SEARCH_WEIGHTS[f] * fields[f] / (1 - BM25_B + BM25_B * lengths[
-                3 * position + f] / average[f]) for f in range(3) if fields[f])
-            weights[position] = idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
-        return weights
+        return {position: idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
+                for position, tf in sums.items()}
+
+    def factors(self):
+        """Each field slot's weight over its length normalisation, made on first use."""
+        if self._factors is None:
+            average, lengths = self.average, self.lengths
+            self._factors = [SEARCH_WEIGHTS[n % 3] / (1 - BM25_B + BM25_B * lengths[n]
+                                                      / average[n % 3])
+                             for n in range(len(lengths))]
+        return self._factors
 
 
 def term_index(gen):
@@ -2805,7 +2852,7 @@ def ranked_hits(gen, query, kind):
     if not terms:
         return []
     half = len(index.objects) / 2
-    weights = [index.postings(term) for term in terms]
+    weights = index.postings(terms)
     words = len(set(search_terms(query)))     # the query's own terms; then its compounds
     # A term most objects carry makes no hit on its own, unless every term of the query is
     # of that kind; a compound only adds to the hits (one that nothing carries is no term).
@@ -2813,17 +2860,29 @@ def ranked_hits(gen, query, kind):
     carriers = set()
     for w in rare or weights:
         carriers.update(w)
+    scores = dict.fromkeys(carriers, 0.0)
+    for w in weights:                 # in term order, as a sum over the terms would add
+        if len(w) <= len(scores):
+            for position, weight in w.items():
+                if position in scores:
+                    scores[position] += weight
+        else:
+            for position in scores:
+                scores[position] += w.get(position, 0.0)
+    # The bonus for the whole query verbatim, in the title or in one content line (the
+    # query is one line); only where its terms stand in that order in the index's text.
     phrase = query.casefold().strip() if words > 1 else None
+    near = index.phrase_positions(phrase) if phrase and "\n" not in phrase else ()
+    for position in near:
+        if position in scores:
+            obj = index.objects[position]
+            if phrase in (obj.title or "").casefold() or phrase in _search_body(obj).casefold():
+                scores[position] += PHRASE_BONUS * words
     hits = []
-    for position in carriers:
+    for position, score in scores.items():
         obj = index.objects[position]
-        if kind is not None and obj.kind != kind:
-            continue
-        score = sum(w.get(position, 0.0) for w in weights)
-        if phrase and (phrase in (obj.title or "").casefold() or any(
-                phrase in line for line in _search_fields(obj)[2].casefold().split("\n"))):
-            score += PHRASE_BONUS * words
-        hits.append((round(score, 4), obj))
+        if kind is None or obj.kind == kind:
+            hits.append((round(score, 4), obj))
     hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
     return hits
 
@@ -2832,7 +2891,7 @@ def ranked_snippet(obj, terms):
     """The content line carrying the most distinct query terms (ties: the first), trimmed
     to SNIPPET_LIMIT; None when no line carries one."""
     wanted, best, most = set(terms), None, 0
-    for line in _search_fields(obj)[2].split("\n"):
+    for line in _search_body(obj).split("\n"):
         carried = len(wanted.intersection(search_terms(line)))
         if carried > most:
             best, most = line, carried
