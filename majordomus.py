@@ -737,8 +737,10 @@ class AllowList:
 
 
 def _list_patterns(text):
-    """The patterns of an allow-list's text: its lines but the empty ones and comments."""
-    return [line for line in text.split("\n") if line.strip() and not line.startswith("#")]
+    """The patterns of an allow-list's text: its lines but the empty ones and comments.
+    A line ends in LF or CRLF alike (a Windows checkout, §24)."""
+    return [line for line in text.replace("\r\n", "\n").split("\n")
+            if line.strip() and not line.startswith("#")]
 
 
 _INDEX_GROUP = "(\\.[0-9]+)?"
