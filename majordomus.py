@@ -278,14 +278,159 @@ def log(level, message, **fields):
         if not has_no_space(text) or '"' in text or "=" in text or "\\" in text:
             text = json_compact(text)
         parts.append("%s=%s" % (key, text))
-    try:
-        sys.stderr.write(" ".join(parts) + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass  # a closed stderr must never end a session
+    write_stderr(" ".join(parts) + "\n")   # a closed stderr must never end a session
 
 
 ERROR, WARN, INFO, DEBUG, TRACE = 1, 2, 3, 4, 5
+
+
+# ---------------------------------------------------------------------------------------
+# Platform (§24): what Linux, macOS and Windows do differently is decided in these few
+# functions, and only here; the rest of the module calls them and never asks the platform.
+# ---------------------------------------------------------------------------------------
+
+def read_flags():
+    """How a file is opened to be read: never through a symlink, and as bytes (without
+    O_BINARY the Windows C runtime turns CRLF into LF and stops at a 0x1A byte)."""
+    return os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+READ_FLAGS = read_flags()
+# A file whose mtime is within this of the moment it was read is racily clean (§15.2): on
+# a 1-2 s clock (HFS+, FAT, SMB) an in-place save in that second keeps size and mtime.
+RACY_NS = 2000000000
+# Files the walk never discovers: macOS' Finder and AppleDouble files, Windows' folder files.
+_NEVER_WALKED = frozenset((".DS_Store", "Thumbs.db", "desktop.ini"))
+_REPARSE_TAGS = hasattr(os.stat_result, "st_reparse_tag")     # Windows' lstat has them
+MOUNT_POINT_TAG = getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", 0xA0000003)   # a junction
+_GIT_PROGRAM = []      # the git to run, resolved once per process
+
+
+def write_stderr(text):
+    """Log lines and fatal messages as UTF-8 bytes, whatever the console's code page; a
+    closed stderr never ends anything."""
+    stream = sys.stderr
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+            stream.flush()
+            return
+        buffer.write(text.encode("utf-8", "backslashreplace"))
+        buffer.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def is_closed_pipe(exc):
+    """A write to a pipe whose reader closed it: BrokenPipeError, and on Windows
+    OSError(EINVAL) (§9.2)."""
+    import errno
+    return isinstance(exc, BrokenPipeError) or (
+        isinstance(exc, OSError) and exc.errno == errno.EINVAL)
+
+
+def executable_names(name, windows=os.name == "nt", pathext=None):
+    """The file names a program is found under: on Windows the PATHEXT suffixes that
+    CreateProcess runs itself (.com, .exe; a .bat or .cmd would need a shell)."""
+    if not windows:
+        return [name]
+    suffixes = (os.environ.get("PATHEXT", "") if pathext is None else pathext).split(";")
+    wanted = [s.lower() for s in suffixes if s.lower() in (".com", ".exe")]
+    return [name + suffix for suffix in (wanted or [".com", ".exe"])]
+
+
+def find_program(name, entries, names=None, isabs=os.path.isabs, join=os.path.join):
+    """The absolute path of `name` in the absolute entries of a PATH (`entries`, a list),
+    in order; never the current directory, never a relative entry (on Windows
+    CreateProcess would search the current directory first: CVE-2023-40590). None when
+    there is none."""
+    for entry in entries:
+        if not entry or not isabs(entry):
+            continue
+        for file_name in names or [name]:
+            candidate = join(entry, file_name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def git_program():
+    """The git every git call runs: resolved once, from PATH's absolute entries only."""
+    if not _GIT_PROGRAM:
+        _GIT_PROGRAM.append(find_program("git", os.get_exec_path(), executable_names("git")))
+    return _GIT_PROGRAM[0]
+
+
+def native_path(root, relative, flavour=os.path):
+    """A repository-relative path (always `/`-separated) under `root`, joined by the
+    platform's own rules, never by gluing with `/`: under a `\\\\?\\C:\\` root a `/` is no
+    separator, and `\\\\server\\share\\` is a root of its own."""
+    if not relative:
+        return root
+    if flavour.sep != "/":
+        relative = relative.replace("/", flavour.sep)
+    return flavour.join(root, relative)
+
+
+def spelled_exactly(directory, relative):
+    """Whether `relative` (`/`-separated, known to exist under `directory`) is spelled in
+    this case there: a case-insensitive file system finds `.AI/Manifest.yaml` for
+    `.ai/manifest.yaml`."""
+    for name in relative.split("/"):
+        try:
+            if name not in os.listdir(directory):
+                return False
+        except OSError:
+            return False
+        directory = os.path.join(directory, name)
+    return True
+
+
+def walked_name(name, is_dir):
+    """The name the filesystem walk gives an entry, in NFC (macOS gives NFD; git's index
+    holds NFC), so both discovery modes give one URI per file; None for a file the walk
+    never discovers (`._*` AppleDouble, .DS_Store, Thumbs.db, desktop.ini)."""
+    if not is_dir and (name in _NEVER_WALKED or name.startswith("._")):
+        return None
+    if name.isascii():
+        return name
+    import unicodedata
+    return unicodedata.normalize("NFC", name)
+
+
+def is_junction(entry, reparse_tags=_REPARSE_TAGS):
+    """A directory junction (Windows), which the walk never enters: DirEntry.is_junction()
+    from 3.12, else the reparse tag of the entry's lstat."""
+    test = getattr(entry, "is_junction", None)
+    if test is not None:
+        return test()
+    if not reparse_tags:
+        return False
+    try:
+        return entry.stat(follow_symlinks=False).st_reparse_tag == MOUNT_POINT_TAG
+    except (OSError, AttributeError):
+        return False
+
+
+def exclusive_bind(sock):
+    """Bind options that keep a port in use in use: SO_EXCLUSIVEADDRUSE where the platform
+    has it (Windows, where SO_REUSEADDR lets a second server bind a served port), else
+    SO_REUSEADDR (POSIX: a port left in TIME_WAIT can be bound again)."""
+    import socket
+    exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)
+    if exclusive is not None:
+        sock.setsockopt(socket.SOL_SOCKET, exclusive, 1)
+    else:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+
+def stop_signals():
+    """The signals that end `serve` with exit 0: SIGINT, SIGTERM, and on Windows SIGBREAK
+    (Ctrl-Break)."""
+    import signal
+    return [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK")
+            if hasattr(signal, name)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -739,8 +884,10 @@ class AllowList:
 
 
 def _list_patterns(text):
-    """The patterns of an allow-list's text: its lines but the empty ones and comments."""
-    return [line for line in text.split("\n") if line.strip() and not line.startswith("#")]
+    """The patterns of an allow-list's text: its lines but the empty ones and comments.
+    A line ends in LF or CRLF alike (a Windows checkout, §24)."""
+    return [line for line in text.replace("\r\n", "\n").split("\n")
+            if line.strip() and not line.startswith("#")]
 
 
 _INDEX_GROUP = "(\\.[0-9]+)?"
@@ -963,7 +1110,8 @@ def find_root(start):
     directory = here
     while True:
         try:
-            if stat.S_ISREG(os.lstat(os.path.join(directory, MANIFEST)).st_mode):
+            if stat.S_ISREG(os.lstat(native_path(directory, MANIFEST)).st_mode) and (
+                    spelled_exactly(directory, MANIFEST)):
                 return directory
         except OSError:
             pass
@@ -982,7 +1130,7 @@ def _read_declaration(root, relative):
     """Parse one of the repository's YAML declarations; fatal errors name its path
     (unreadable: exit 13; not the subset: exit 10)."""
     try:
-        with open(os.path.join(root, relative), "rb") as handle:
+        with open(native_path(root, relative), "rb") as handle:
             data = handle.read()
     except OSError as exc:
         raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, _os_reason(exc)))
@@ -1148,7 +1296,7 @@ def read_repository_kinds(root, manifest, shipped):
     knowledge = manifest.sections["knowledge"]
     where = knowledge + "/kinds.yaml"
     lists = _repository_allow_lists(root, knowledge + "/allow")
-    if not os.path.lexists(os.path.join(root, where)):
+    if not os.path.lexists(native_path(root, where)):
         return shipped, sorted(allow.where for allow in lists.values())
     tree = _read_declaration(root, where)
     try:
@@ -1180,21 +1328,22 @@ def _repository_allow_lists(root, folder):
     """The `.txt` lists of the repository's allow/ folder, each read and compiled now."""
     lists = {}
     try:
-        names = sorted(entry.name for entry in os.scandir(os.path.join(root, folder))
+        names = sorted(entry.name for entry in os.scandir(native_path(root, folder))
                        if entry.name.endswith(".txt") and entry.is_file())
     except OSError:
         return lists   # no folder: no lists
     for file_name in names:
         name, where = file_name[:-4], folder + "/" + file_name
         try:
-            read_embedded("share/allow/" + file_name)
+            # In any case: on a case-insensitive file system `Rule.txt` is `rule.txt`.
+            read_embedded("share/allow/" + file_name.lower())
         except OSError:
             pass
         else:
             raise Fatal(EXIT_CONTRACT, "%s: allow-list '%s' is shipped; a repository adds "
                         "allow-lists, it does not redefine them" % (where, name))
         try:
-            with open(os.path.join(root, where), "rb") as handle:
+            with open(native_path(root, where), "rb") as handle:
                 text = handle.read().decode("utf-8")
             lists[name] = AllowList.from_text(name, text, where)
             lists[name].compile()
@@ -1446,9 +1595,13 @@ class Diagnostic:
 def _git(root, *args):
     """Run one read-only git command in `root`: (returncode, stdout bytes, stderr text)."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
-    argv = ["git", "-C", root] + list(args)
+    program = git_program()
+    if program is None:
+        return 127, b"", "git is not installed (no 'git' on PATH)"
+    # An fsmonitor daemon would write under .git (§24).
+    argv = [program, "-c", "core.fsmonitor=false", "-C", root] + list(args)
     try:
-        code, out, err = (_spawn(argv, env) if hasattr(os, "posix_spawnp")
+        code, out, err = (_spawn(argv, env) if hasattr(os, "posix_spawn")
                           else _spawn_portable(argv, env))
     except FileNotFoundError:
         return 127, b"", "git is not installed (no 'git' on PATH)"
@@ -1458,14 +1611,14 @@ def _git(root, *args):
 
 
 def _spawn(argv, env):
-    """posix_spawnp with stdout and stderr read together: `subprocess` would cost the
+    """posix_spawn with stdout and stderr read together: `subprocess` would cost the
     start-up of every MCP session more than git itself does."""
     import select
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY)
     try:
-        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+        pid = os.posix_spawn(argv[0], argv, env, file_actions=[
             (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
             (os.POSIX_SPAWN_DUP2, err_w, 2)])
     except BaseException:
@@ -1510,23 +1663,34 @@ def _git_reason(stderr):
 
 
 def list_vcs(root):
-    """The paths of the git index under `root`, relative to it (one git call)."""
-    code, out, reason = _git(root, "ls-files", "-z")
+    """The paths of the git index under `root`, relative to it, and those of them whose
+    index mode is a symlink's (120000), whatever is on disk: with core.symlinks=false a
+    tracked symlink is checked out as a small text file (§24). One git call."""
+    code, out, reason = _git(root, "ls-files", "-s", "-z")
     if code != 0:
         raise Fatal(EXIT_INTERNAL, "git: %s; discovery through the version-control index "
                     "needs git (or pass --discovery filesystem)" % reason)
-    return [p.decode("utf-8", "replace") for p in out.split(b"\0") if p]
+    paths, links = [], set()
+    for entry in out.split(b"\0"):
+        tab = entry.find(b"\t")     # `<mode> <object> <stage>\t<path>`
+        if tab < 0:
+            continue
+        path = entry[tab + 1:].decode("utf-8", "replace")
+        paths.append(path)
+        if entry.startswith(b"120000 "):
+            links.add(path)
+    return paths, links
 
 
 def list_filesystem(root, manifest):
     """The regular files of the work tree: no symlink followed, no .git, no local half;
     and the signature of each directory entered, taken before it was listed (the stamp
     a live process compares, §15.2)."""
-    found, entered = [], []
-    pending = [""]
+    found, entered, on_disk = [], [], {}
+    pending = [("", "")]
     while pending:
-        relative = pending.pop()
-        folder = os.path.join(root, relative) if relative else root
+        relative, disk = pending.pop()
+        folder = native_path(root, disk)
         try:
             entered.append((folder, file_signature(os.lstat(folder))))
             entries = os.scandir(folder)
@@ -1534,15 +1698,21 @@ def list_filesystem(root, manifest):
             continue
         with entries:
             for entry in entries:
-                path = relative + entry.name
-                if entry.is_symlink():
+                if entry.is_symlink() or is_junction(entry):
                     continue
-                if entry.is_dir(follow_symlinks=False):
+                is_dir = entry.is_dir(follow_symlinks=False)
+                name = walked_name(entry.name, is_dir)
+                if name is None:
+                    continue
+                path = relative + name
+                if name != entry.name or disk != relative:
+                    on_disk[path] = disk + entry.name   # the name in NFC is not the disk's
+                if is_dir:
                     if entry.name != ".git" and not manifest.is_local(path):
-                        pending.append(path + "/")
+                        pending.append((path + "/", on_disk.get(path, path) + "/"))
                 else:
                     found.append(path)
-    return found, entered
+    return found, entered, on_disk
 
 
 class GitDirs:
@@ -1730,12 +1900,13 @@ class _Excluded(Exception):
         self.context = context
 
 
-def _read_text(full, info, failure):
+def _read_text(full, info, failure, linked=False, kept=None):
     """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
-    file's lstat (or None, and `failure` the OSError)."""
+    file's lstat (or None, and `failure` the OSError); `linked`: a symlink in the git
+    index, whatever is on disk; `kept`, a list: the bytes read are appended to it."""
     if info is None:
         raise _Excluded("unreadable", _os_reason(failure))
-    if stat.S_ISLNK(info.st_mode):
+    if linked or stat.S_ISLNK(info.st_mode):
         raise _Excluded("symlink", "a symlink is not read; sources are regular files")
     if not stat.S_ISREG(info.st_mode):
         raise _Excluded("not_a_file", "not a regular file")
@@ -1743,7 +1914,7 @@ def _read_text(full, info, failure):
         raise _Excluded("oversized", "%d bytes, over the %d byte limit"
                         % (info.st_size, FILE_LIMIT))
     try:
-        handle = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        handle = os.open(full, READ_FLAGS)
         try:
             # A regular file reads short only at its end: one read of size+1 bytes
             # returning fewer is the whole file; more means it grew, so read on.
@@ -1757,6 +1928,8 @@ def _read_text(full, info, failure):
             os.close(handle)
     except OSError as exc:
         raise _Excluded("unreadable", _os_reason(exc))
+    if kept is not None:
+        kept.append(data)
     if len(data) > FILE_LIMIT:
         raise _Excluded("oversized", "%d bytes, over the %d byte limit"
                         % (len(data), FILE_LIMIT))
@@ -1791,38 +1964,45 @@ class FileResult:
     and its diagnostics, kept across generations while its class and signature stay.
     `context`: its diagnostics are problems of the context tree too (§20.1)."""
 
-    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context")
+    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context", "racy")
 
     def __init__(self, source_id, signature, objects, diagnostics, context=False):
         self.source_id, self.signature = source_id, signature
         self.objects, self.diagnostics = objects, diagnostics
         self.context = context
+        # A racily clean file (§15.2, §24): the hash of the bytes read, which the sweep
+        # compares while its mtime is too close to that read to tell an edit.
+        self.racy = None
 
 
 def read_file(decl, path, source):
     """§5.1: one discovered file read by its kind, the first failed check excluding it."""
-    full = decl.root + "/" + path
+    full, kept = decl.full(path), []
+    began = time.time_ns()
     try:
         info, failure = os.lstat(full), None
     except OSError as exc:
         info, failure = None, exc
     try:
-        objects, diagnostics = _read_file(decl, path, source, full, info, failure)
+        objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
         context = False
     except _Excluded as exc:
         objects, diagnostics = [], [Diagnostic("error", exc.code, path, exc.message)]
         # A file of the context tree (§20.1) that is excluded is a problem of the tree.
         context = exc.context or (exc.code == "symlink" and in_layer_tree(path)) or (
             is_context_convention(decl.manifest, path))
-    return FileResult(source.id, file_signature(info), objects, diagnostics, context)
+    result = FileResult(source.id, file_signature(info), objects, diagnostics, context)
+    if kept and began - info.st_mtime_ns < RACY_NS:
+        result.racy = hash(kept[0])
+    return result
 
 
-def _read_file(decl, path, source, full, info, failure):
+def _read_file(decl, path, source, full, info, failure, kept=None):
     kind = decl.kinds.get(source.kind)
     if kind is None:
         raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
                         "does not read" % (source.id, source.kind))
-    text, size = _read_text(full, info, failure)
+    text, size = _read_text(full, info, failure, path in decl.links, kept)
     metadata, body, found = {}, text, None
     if kind.format == "yaml":
         try:
@@ -2037,13 +2217,20 @@ class Declarations:
     def __init__(self, root, discovery, manifest, classes, kinds, lists):
         self.root, self.discovery, self.manifest = root, discovery, manifest
         self.classes, self.kinds = classes, kinds
+        # What the last discovery said of the files beyond their paths: the index's
+        # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
+        self.links, self.on_disk = frozenset(), {}
         knowledge = manifest.sections["knowledge"]
         # What a live process stats to see a declaration change (§15.2). The knowledge
         # folder's own signature moves when a kinds file or an allow/ folder appears or
         # goes, so only those present are stat'ed (a missing file costs an exception).
         self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge] + [
             path for path in (knowledge + "/kinds.yaml", knowledge + "/allow")
-            if os.path.lexists(os.path.join(root, path))] + lists
+            if os.path.lexists(native_path(root, path))] + lists
+
+    def full(self, path):
+        """The platform's path of a discovered file."""
+        return native_path(self.root, self.on_disk.get(path, path))
 
 
 def read_declarations(root, discovery):
@@ -2059,9 +2246,9 @@ def discover_files(decl, counters):
     path listed)."""
     began = time.perf_counter_ns()
     if decl.discovery == "vcs":
-        paths, directories = list_vcs(decl.root), ()
+        (paths, decl.links), directories = list_vcs(decl.root), ()
     else:
-        paths, directories = list_filesystem(decl.root, decl.manifest)
+        paths, directories, decl.on_disk = list_filesystem(decl.root, decl.manifest)
     claims, diagnostics = discover(paths, decl.classes, decl.manifest)
     counters.count("repository_scans")
     counters.phase("repository_discovery", began)
@@ -2323,7 +2510,7 @@ class ContextTree:
                 elif not path_contains(LAYER_TREE, normal):
                     problem(doc, "broken_reference", "paths entry '%s' lies outside the tree "
                             "%s/" % (entry, LAYER_TREE))
-                elif not os.path.isdir(os.path.join(self.root, normal)):
+                elif not os.path.isdir(native_path(self.root, normal)):
                     problem(doc, "broken_reference", "paths entry '%s' is not a directory in "
                             "this repository" % entry)
             for spec in doc.tracks:
@@ -2461,12 +2648,12 @@ def context_target(root, given):
         path = norm_rel(path)
         if path is None:
             raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
-    full = os.path.join(root, path)
+    full = native_path(root, path) if path != "." else root
     if not os.path.exists(full):
         raise NotFound("no such path in the repository: %s" % path)
     folder = os.path.isdir(full)
     real, top = os.path.realpath(full if folder else os.path.dirname(full)), os.path.realpath(root)
-    if real != top and not real.startswith(top.rstrip("/") + "/"):
+    if real != top and not real.startswith(os.path.join(top, "")):
         raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
     return path, path if folder else (path.rpartition("/")[0] if "/" in path else ".")
 
@@ -3986,11 +4173,11 @@ class Live:
         signature of every kept file."""
         root, dirs = gen.root, gen.dirs
         self._claims, self._discovered, walked, self._listed = discovered
-        declared = [os.path.join(root, p) for p in gen.decl.watched]
+        declared = [native_path(root, p) for p in gen.decl.watched]
         git = []
         if dirs is not None:
-            git = [os.path.join(dirs.git_dir, name).rstrip("/") for name in _GIT_FILES]
-            git += [path for path in (os.path.join(dirs.common_dir, name).rstrip("/")
+            git = [native_path(dirs.git_dir, name) for name in _GIT_FILES]
+            git += [path for path in (native_path(dirs.common_dir, name)
                                       for name in _GIT_COMMON_FILES) if path not in git]
         # One flat list, stat'ed in one pass per check: declarations, git's control files,
         # the directories a filesystem walk entered (each keeps the signature it had when
@@ -4006,8 +4193,11 @@ class Live:
         self._watch = stat_now + [path for path, _ in walked]
         self._stamp = stamp
         self._seen = gen.index.signatures()
-        root = gen.root + "/"
-        self._sweep_list = [(root + path, sig) for path, sig in self._seen.items()]
+        full = gen.decl.full
+        self._sweep_list = [(full(path), sig) for path, sig in self._seen.items()]
+        self._racy = [(path, full(path), result) for path, result in gen.index.results.items()
+                      if result.racy is not None]
+        self._racy_changed = set()
         self._swept = time.monotonic()
 
     def _read_stamp(self):
@@ -4059,6 +4249,8 @@ class Live:
                                          signature[0] or info.st_ino != signature[2]):
                     changed = True
                     break
+            if not changed and self._racy:
+                changed = self._racy_sweep()
             elapsed = (time.perf_counter_ns() - began) / 1e9
             self._swept = time.monotonic()
             # On a large layer the idle timer sweeps less often than once a second.
@@ -4068,8 +4260,39 @@ class Live:
         finally:
             self._sweeping.release()
 
+    def _racy_sweep(self):
+        """The racily clean files (§15.2, §24): each one's bytes compared with those it was
+        read with, until a comparison finds it unchanged once its mtime is RACY_NS old (a
+        later edit then moves the mtime, whatever the clock's resolution)."""
+        changed, still = False, []
+        for path, full, result in self._racy:
+            now = time.time_ns()
+            try:
+                handle = os.open(full, READ_FLAGS)
+                try:
+                    mtime, data = os.fstat(handle).st_mtime_ns, [os.read(handle, 1 << 20)]
+                    while data[-1] and len(data) <= FILE_LIMIT >> 20:
+                        data.append(os.read(handle, 1 << 20))
+                finally:
+                    os.close(handle)
+            except OSError:
+                still.append((path, full, result))    # gone: the signatures tell that
+                continue
+            digest = hash(b"".join(data))
+            if digest != result.racy:
+                result.racy = digest     # told once; the rebuild reads it again
+                self._racy_changed.add(path)
+                changed = True
+            elif now - mtime >= RACY_NS:
+                result.racy = None       # its signature tells from now on
+                continue
+            still.append((path, full, result))
+        self._racy = still
+        return changed
+
     def _rebuild(self, stamp):
         old = self.generation
+        forced, self._racy_changed = self._racy_changed, set()   # edited within their tick
         if stamp != self._stamp:
             self.counters.count("stamp_moves")
         # After a failed rebuild nothing read since the last good generation is trusted:
@@ -4092,9 +4315,9 @@ class Live:
                               list(zip(self._watch[start:], stamp[start:])), self._listed)
                 head = (old.head, old.branch)
             claims, diagnostics, _, listed = discovered
-            root = old.root + "/"
-            signatures = {path: _stat(root + path) for path, _ in claims}
-            if (not redeclared and head == (old.head, old.branch)
+            signatures = {path: _stat(decl.full(path)) for path, _ in claims}
+            wanted = dict(signatures, **{path: None for path in forced if path in signatures})
+            if (not redeclared and head == (old.head, old.branch) and not forced
                     and _same_claims(claims, self._claims) and signatures == self._seen
                     and _same_diagnostics(diagnostics, self._discovered)
                     and (listed == self._listed or not old.index.context.follows_listing)):
@@ -4104,7 +4327,7 @@ class Live:
             began = time.perf_counter_ns()
             with _Building():
                 index = build_index(decl, claims, diagnostics, self.counters,
-                                    None if redeclared else old.index.results, signatures,
+                                    None if redeclared else old.index.results, wanted,
                                     listed)
                 self.counters.phase("index_build", began)
                 new = Generation(old.number + 1, decl, index, head, self.counters, old.dirs,
@@ -4144,8 +4367,8 @@ class Live:
         self._stamp = stamp
         if signatures is not None:
             self._seen = dict(signatures)
-            root = self.generation.root + "/"
-            self._sweep_list = [(root + path, sig) for path, sig in self._seen.items()]
+            full = self.generation.decl.full
+            self._sweep_list = [(full(path), sig) for path, sig in self._seen.items()]
         self._swept = time.monotonic()
 
     # -- telling the clients (§15.4) --------------------------------------------------
@@ -4762,10 +4985,10 @@ class FrameWriter:
             while view:
                 try:
                     written = os.write(self.fd, view)
-                except BrokenPipeError:
-                    self.gone = True
-                    raise _ClientGone()
                 except OSError as exc:
+                    if is_closed_pipe(exc):
+                        self.gone = True
+                        raise _ClientGone()
                     raise Fatal(EXIT_INTERNAL, "cannot write to the client: %s"
                                 % _os_reason(exc))
                 view = view[written:]
@@ -6507,9 +6730,12 @@ def run_http(live, host, port):
 
     class Server(socketserver.ThreadingTCPServer):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        allow_reuse_address = True
         daemon_threads = True
         request_queue_size = 128
+
+        def server_bind(self):
+            exclusive_bind(self.socket)     # a port in use is exit 13 everywhere (§24)
+            socketserver.TCPServer.server_bind(self)
 
     try:
         mcp = McpOverHttp(live)
@@ -6524,15 +6750,15 @@ def run_http(live, host, port):
     def stop(signum, frame):
         raise _Stop()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    for signum in stop_signals():
+        signal.signal(signum, stop)
     bound_host, bound_port = server.server_address[:2]
     shown = "[%s]" % bound_host if ":" in bound_host else bound_host
-    if not _is_loopback(bound_host):
-        log(WARN, "serving on a non-loopback address: anyone who reaches it reads the layer",
-            host=bound_host)
-    log(INFO, "listening on http://%s:%d" % (shown, bound_port))
-    try:
+    try:   # a signal may come as soon as the address is told
+        if not _is_loopback(bound_host):
+            log(WARN, "serving on a non-loopback address: anyone who reaches it reads the "
+                "layer", host=bound_host)
+        log(INFO, "listening on http://%s:%d" % (shown, bound_port))
         server.serve_forever(poll_interval=0.5)
     except _Stop:
         log(INFO, "signal received; stopping")
@@ -6653,7 +6879,9 @@ def write_stdout(text):
     try:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    except BrokenPipeError:
+    except OSError as exc:
+        if not is_closed_pipe(exc):
+            raise
         _silence_stdout()
 
 
@@ -6976,11 +7204,7 @@ def main(argv=None):
 
 
 def _stderr(text):
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+    write_stderr(text)
 
 
 if __name__ == "__main__":

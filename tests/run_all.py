@@ -15,7 +15,9 @@
      and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
   5. pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
-     shell tool ../shared/oracle/shell/bin/majordomus when it is there).
+     shell tool ../shared/oracle/shell/bin/majordomus when it is there);
+  7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
+     plain clone's archive, answer the skeleton byte for byte alike and pass the cases.
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
 import glob
@@ -236,9 +238,9 @@ def lint(tally, python):
                                     + proc.stdout.decode("utf-8", "replace"))
 
 
-def run_cases(tally, python):
-    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton;
-    the lines to print."""
+def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
+    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton,
+    against `archive`; the lines to print."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
     lines = ["cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
                                else "(unset: %s is not there)" % SHELL_TOOL)]
@@ -251,7 +253,7 @@ def run_cases(tally, python):
             support.copy_tree(support.SKELETON, repo)
             support.git(repo, "init", "-q", "-b", "main")
             support.commit_all(repo, "skeleton")
-            env = support.base_env({"MAJORDOMUS": os.path.join(ROOT, "majordomus.pyz"),
+            env = support.base_env({"MAJORDOMUS": archive,
                                     "PYTHON": python, "SKELETON": support.SKELETON})
             if os.path.isfile(SHELL_TOOL):
                 env["MJ"] = SHELL_TOOL
@@ -368,7 +370,51 @@ def extras(tally, venv_ready):
     if venv:
         lines.append(lint(tally, venv))
     lines += run_cases(tally, sys.executable)
+    lines.append(autocrlf_checkout(tally))
     return lines
+
+
+def autocrlf_checkout(tally):
+    """§24: the checkout cloned with core.autocrlf=true (Git for Windows' default) builds
+    the archive a plain clone builds, answers the skeleton byte for byte like it, and passes
+    the bash cases; one line, one count. Both clones are of HEAD."""
+    import test_platform
+    started = time.time()
+    scratch = tempfile.mkdtemp(prefix="mj-autocrlf-")
+    try:
+        builds = {}
+        for name, value in (("lf", "false"), ("autocrlf", "true")):
+            clone = os.path.join(scratch, name)
+            support.git(scratch, "-c", "core.autocrlf=" + value, "clone", "-q", ROOT, clone)
+            builds[name] = test_platform.build_in(clone)
+        with open(builds["lf"], "rb") as lf, open(builds["autocrlf"], "rb") as other:
+            same = lf.read() == other.read()
+        repo = os.path.join(scratch, "skeleton")
+        support.copy_tree(support.SKELETON, repo)
+        support.git(repo, "init", "-q", "-b", "main")
+        support.commit_all(repo, "skeleton")
+        expected = test_platform.skeleton_answers(builds["lf"], repo)
+        difference = test_platform.first_difference(
+            expected, test_platform.skeleton_answers(builds["autocrlf"], repo))
+        cases = Tally()
+        case_lines = run_cases(cases, sys.executable, builds["autocrlf"])
+    except Exception as exc:  # a step that cannot run is a failed step, said in one line
+        tally.add(0, 1, note="the autocrlf checkout could not be tried")
+        return "autocrlf checkout: FAILED: %s: %s (%.1fs)" % (type(exc).__name__, exc,
+                                                              time.time() - started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ok = same and difference is None and cases.failed == 0 and cases.passed > 0
+    tally.add(int(ok), int(not ok))
+    line = ("autocrlf checkout: %s (archive %s, %d skeleton answers %s, cases %d passed, "
+            "%d failed) (%.1fs)" % ("ok" if ok else "FAILED", "identical" if same else "DIFFERS",
+                                   len(expected), "identical" if difference is None else
+                                   "DIFFER", cases.passed, cases.failed, time.time() - started))
+    if difference is not None:
+        line += "\n  " + difference
+    if cases.failed:
+        line += "\n" + "\n".join(case_lines)
+    return line
 
 
 def main():
