@@ -15,7 +15,9 @@
      and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
   5. pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
-     shell tool ../shared/oracle/shell/bin/majordomus when it is there).
+     shell tool ../shared/oracle/shell/bin/majordomus when it is there);
+  7. the differential test of context resolution against the later shell tool
+     (tests/context_differential.py).
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
 import glob
@@ -368,7 +370,25 @@ def extras(tally, venv_ready):
     if venv:
         lines.append(lint(tally, venv))
     lines += run_cases(tally, sys.executable)
+    lines += run_context_oracle(tally)
     return lines
+
+
+def run_context_oracle(tally):
+    """tests/context_differential.py (§20.3): its lines; its agree and disagree counts."""
+    try:
+        proc = subprocess.run([sys.executable,
+                               os.path.join(ROOT, "tests", "context_differential.py")],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=900)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except subprocess.TimeoutExpired:
+        output = ["context oracle: timed out after 900 s"]
+    counts = re.match(r"context oracle: \d+ answers \(.*\): (\d+) agree, (\d+) disagree \(",
+                      output[-1] if output else "")
+    passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
+    tally.add(passed, failed)
+    return output
 
 
 def main():
