@@ -2023,6 +2023,8 @@ def _read_file(decl, path, source, full, info, failure, kept=None):
         else:
             metadata = found
             declared = metadata.get("kind")
+            if declares_context_schema(path, metadata):
+                declared = CONTEXT_KIND   # `schema: context/…` under .ai/ is one (§20.1)
             if (isinstance(declared, str) and declared != kind.name
                     and declared in decl.kinds.declared):
                 kind = decl.kinds[declared]   # the file chose its kind (§4.1 `declared`)
@@ -2047,7 +2049,8 @@ def _read_object(decl, kind, metadata, text, body, path, source, size):
                                 % (kind.allow.where, ", ".join(unknown)))
         if not kind.members:
             declared = metadata.get("kind")
-            if isinstance(declared, str) and declared != kind.name:
+            if (isinstance(declared, str) and declared != kind.name
+                    and not (kind.name == CONTEXT_KIND and in_layer_tree(path))):
                 raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class "
                                 "'%s' as '%s'" % (declared, source.id, kind.name))
         _check_version(kind, metadata)
@@ -2299,6 +2302,15 @@ def convention_message(path, found, text):
     declared = render_scalar(found.get("kind")) or "absent"
     return ("front matter is not the context contract (kind '%s'), and the manifest names %s "
             "as a context document" % (declared, name))
+
+
+def declares_context_schema(path, metadata):
+    """Does a file under .ai/ declare the context contract by its schema (`context` or
+    `context/…`), whatever its `kind` says? The shell tool then reads it as a context
+    document, so that a wrong or missing kind is `kind is K, not context` or `lacks kind`."""
+    schema = render_scalar(metadata.get("schema")) or ""
+    return in_layer_tree(path) and path.endswith(".md") and (
+        schema == CONTEXT_KIND or schema.startswith(CONTEXT_KIND + "/"))
 
 
 def broken_front_is_context(path, text, message):

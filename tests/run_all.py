@@ -17,7 +17,9 @@
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
      shell tool ../shared/oracle/shell/bin/majordomus when it is there);
   7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
-     plain clone's archive, answer the skeleton byte for byte alike and pass the cases.
+     plain clone's archive, answer the skeleton byte for byte alike and pass the cases;
+  8. the differential test of context resolution against the later shell tool
+     (tests/context_differential.py).
 Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
 """
 import glob
@@ -371,6 +373,7 @@ def extras(tally, venv_ready):
         lines.append(lint(tally, venv))
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))
+    lines += run_context_oracle(tally)
     return lines
 
 
@@ -415,6 +418,23 @@ def autocrlf_checkout(tally):
     if cases.failed:
         line += "\n" + "\n".join(case_lines)
     return line
+
+
+def run_context_oracle(tally):
+    """tests/context_differential.py (§20.3): its lines; its agree and disagree counts."""
+    try:
+        proc = subprocess.run([sys.executable,
+                               os.path.join(ROOT, "tests", "context_differential.py")],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=900)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except subprocess.TimeoutExpired:
+        output = ["context oracle: timed out after 900 s"]
+    counts = re.match(r"context oracle: \d+ answers \(.*\): (\d+) agree, (\d+) disagree \(",
+                      output[-1] if output else "")
+    passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
+    tally.add(passed, failed)
+    return output
 
 
 def main():

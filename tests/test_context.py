@@ -75,6 +75,10 @@ class ContractMessagesTest(unittest.TestCase):
         ({A + "/README.md": cdoc("ai.repo.areas", drop=("order",))}, "lacks order"),
         ({A + "/README.md": cdoc("ai.repo.areas", drop=("providers",))},
          'lacks providers (write providers: ["*"] for every provider)'),
+        # the schema makes it one whatever its kind says (the shell tool reads it so)
+        ({A + "/README.md": cdoc("ai.repo.areas", drop=("kind",))}, "lacks kind"),
+        ({A + "/README.md": cdoc("ai.repo.areas").replace("kind: context", "kind: note")},
+         "kind is note, not context"),
         ({A + "/README.md": cdoc("Not-Lower")},
          "id 'Not-Lower' is not a lower-case dotted identifier"),
         ({A + "/README.md": cdoc("ai.repo.areas").replace("status: active", "status: gone")},
