@@ -1962,14 +1962,16 @@ def file_signature(info):
 class FileResult:
     """What reading one discovered file gave: its objects (none, one, or one per member)
     and its diagnostics, kept across generations while its class and signature stay.
-    `context`: its diagnostics are problems of the context tree too (§20.1)."""
+    `context`: its diagnostics are problems of the context tree too (§20.1). `checked`:
+    its objects' §20.1 checks for one policy, made once (context_checks)."""
 
-    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context", "racy")
+    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context", "racy",
+                 "checked")
 
     def __init__(self, source_id, signature, objects, diagnostics, context=False):
         self.source_id, self.signature = source_id, signature
         self.objects, self.diagnostics = objects, diagnostics
-        self.context = context
+        self.context, self.checked = context, None
         # A racily clean file (§15.2, §24): the hash of the bytes read, which the sweep
         # compares while its mtime is too close to that read to tell an edit.
         self.racy = None
@@ -2176,6 +2178,7 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
     providers = policy_providers(decl, results)
     objects, diagnostics = [], list(discovery_diagnostics)
     problems = []      # the context tree's problems (§20.1), in index order
+    documents = []     # (object, ContextDoc) of the context documents, in index order
     for path, _ in claims:
         result = results[path]
         diagnostics += result.diagnostics
@@ -2187,11 +2190,14 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
                                               "capability id '%s' belongs to a builtin "
                                               "capability" % obj.id))
                 continue
-            failure = context_lists_problem(obj, providers)
-            if failure is not None:
-                diagnostics.append(failure)
-                problems.append(failure)
-                continue
+            if obj.kind == CONTEXT_KIND:
+                failure, doc = context_checks(result, providers)[id(obj)]
+                if failure is not None:
+                    diagnostics.append(failure)
+                    problems.append(failure)
+                    continue
+                if doc is not None:
+                    documents.append((obj, doc))
             objects.append(obj)
     claimants = {}
     for obj in objects:
@@ -2207,7 +2213,9 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
             if is_context_document(obj):
                 problems.append(diagnostic)
     kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
-    tree = ContextTree(decl, kept, listed, providers, problems)
+    if duplicates:
+        documents = [(o, doc) for o, doc in documents if len(claimants[o.uri]) == 1]
+    tree = ContextTree(decl, [doc for _, doc in documents], listed, providers, problems)
     diagnostics += tree.cross_problems
     return Index(kept, diagnostics, results, tree)
 
@@ -2412,6 +2420,23 @@ def context_lists_problem(obj, providers):
     return None
 
 
+def context_checks(result, providers):
+    """Each context-kind object of a FileResult (by id) with its lists problem
+    (context_lists_problem) and, when it is a document of the tree without one, its
+    ContextDoc: made once per result and providers, so that an unchanged file keeps them
+    across generations (§15.2) as it keeps its objects."""
+    checked = result.checked
+    if checked is None or checked[0] != providers:
+        found = {}
+        for obj in result.objects:
+            if obj.kind == CONTEXT_KIND:
+                failure = context_lists_problem(obj, providers)
+                found[id(obj)] = (failure, ContextDoc(obj) if failure is None
+                                  and is_context_document(obj) else None)
+        checked = result.checked = (list(providers), found)
+    return checked[1]
+
+
 def _words(metadata, field):
     """A list field as the shell tool reads it: the items up to the first empty one, each
     split into words."""
@@ -2477,12 +2502,12 @@ class ContextDoc:
 
 class ContextTree:
     """The context documents of one index, in path order; the problems of the tree (every
-    §20.1 diagnostic, in index order); and the files each `tracks` pathspec matches."""
+    §20.1 diagnostic, in index order); and the files each `tracks` pathspec matches.
+    `docs`: the documents' ContextDoc in index order (context_checks makes them)."""
 
-    def __init__(self, decl, objects, listed, providers, problems):
+    def __init__(self, decl, docs, listed, providers, problems):
         self.root, self.providers, self.problems = decl.root, providers, problems
-        self.docs = sorted((ContextDoc(o) for o in objects if is_context_document(o)),
-                           key=lambda d: d.path)
+        self.docs = sorted(docs, key=lambda d: d.path)
         self.by_id = {}
         for doc in self.docs:
             self.by_id.setdefault(doc.id, doc)

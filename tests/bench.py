@@ -1957,7 +1957,7 @@ noop = timed(lambda *a: None)
 for _ in range(200000):
     noop(1)
 overhead = acc[0] / acc[1]
-names = ("check_context_contract", "context_lists_problem", "policy_providers",
+names = ("check_context_contract", "context_checks", "policy_providers",
          "is_context_convention", "convention_message", "broken_front_is_context")
 for name in names:
     setattr(m, name, timed(getattr(m, name)))
@@ -2140,7 +2140,8 @@ def section_context_checks(table, repo, plain, rounds):
             "<= 5% of index_build", share <= 0.05)
         if where == repo:
             table.note("§20.1 checks: in-process (python3 -c, the module from the archive): "
-                       "check_context_contract, context_lists_problem, policy_providers, "
+                       "check_context_contract, context_checks (context_lists_problem and "
+                       "ContextDoc), policy_providers, "
                        "is_context_convention, convention_message, broken_front_is_context "
                        "and ContextTree (documents, cross checks, tracks expansions) timed "
                        "by wrappers, their cost (%.0f ns a call) taken off; the rebuild is "
