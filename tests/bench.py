@@ -2481,6 +2481,7 @@ def main(argv=None):
         real = make_real_latest(tmp)
         ctx = make_context_repo(tmp)
         huge = make_rules_repo(tmp, BIG_RULES)
+        progress("scratch repositories made in %.1f s" % (time.perf_counter() - t0))
         old_pyz, old_reason = build_old(tmp)
         if old_pyz:
             print("previous  %s (%s, %d bytes, built from git archive %s)" % (
