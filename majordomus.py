@@ -452,9 +452,10 @@ def _key_at(content):
     if colon <= 0 or key[0] not in _KEY_FIRST or key.strip(_KEY_CHARS):
         return None
     after = colon + 1
+    # A key is interned: 10,000 files spell the same few keys, one string each (§23).
     if after == len(content):
-        return key, after
-    return (key, after + 1) if content[after] == " " else None
+        return sys.intern(key), after
+    return (sys.intern(key), after + 1) if content[after] == " " else None
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -493,7 +494,9 @@ def _scalar(text, line):
         items = []
         for element in inside.split(","):
             quoted, value = _unquoted(element.strip(" \t"))
-            items.append(value if quoted else _typed(value))
+            value = value if quoted else _typed(value)
+            # An inline list's words (tags) recur across files: one string each (§23).
+            items.append(sys.intern(value) if type(value) is str else value)
         return items
     if "#" not in text and text[0] not in "\"'":
         return _typed(text)   # a plain value: nothing to unquote or strip
@@ -690,18 +693,20 @@ def _key_line(reader, ctx, pend, level, base, key, content, number):
 def key_paths(tree):
     """§3.4 key-path view: scalar leaves, empty lists and empty mappings, in order."""
     paths = []
-
-    def walk(node, prefix):
-        pairs = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in pairs:
-            path = prefix + str(key)
-            if isinstance(value, (dict, list)) and value:
-                walk(value, path + ".")
-            else:
-                paths.append(path)
-
-    walk(tree, "")
+    _walk_paths(tree, "", paths)
     return paths
+
+
+def _walk_paths(node, prefix, paths):
+    # (No closure: a nested function that calls itself is a cycle, which outlives the
+    # call while an index build pauses the collector, with its list, §23.)
+    pairs = node.items() if isinstance(node, dict) else enumerate(node)
+    for key, value in pairs:
+        path = prefix + str(key)
+        if isinstance(value, (dict, list)) and value:
+            _walk_paths(value, path + ".", paths)
+        else:
+            paths.append(path)
 
 
 FRONT_MATTER_LIMIT = 65536
@@ -1864,7 +1869,7 @@ class LayerObject:
     """One object of the index (§5.2)."""
 
     __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path", "body", "prompt",
+                 "media_type", "content", "provenance", "path", "body_at", "prompt",
                  "descriptor", "problems")
 
     def __init__(self, kind, identity, metadata, content, provenance, title, description,
@@ -1880,9 +1885,17 @@ class LayerObject:
         self.content = content
         self.provenance = provenance
         self.path = provenance["path"]
-        self.body = body                 # the text after the front matter (markdown)
+        # Where the text after the front matter starts (markdown), or None: the body is
+        # sliced from the content when asked for, not kept twice (§23).
+        self.body_at = None if body is None else len(content) - len(body)
         self.prompt = kind.prompt        # served as an MCP prompt too (§17)
         self.descriptor = self.problems = None   # its capability, made on first use
+
+    @property
+    def body(self):
+        """The text after the front matter (markdown), or None."""
+        at = self.body_at
+        return None if at is None else self.content[at:]
 
     def tags(self):
         tags = self.metadata.get("tags")
@@ -2058,7 +2071,7 @@ def _read_object(decl, kind, metadata, text, body, path, source, size):
         _check_version(kind, metadata)
         if kind.name == CONTEXT_KIND and in_layer_tree(path):
             check_context_contract(metadata)
-    provenance = {"path": path, "directory": path.rpartition("/")[0] or ".",
+    provenance = {"path": path, "directory": sys.intern(path.rpartition("/")[0] or "."),
                   "source_class": source.id}
     section = decl.manifest.section_of(path)
     if section is not None:
@@ -2071,9 +2084,9 @@ def _read_object(decl, kind, metadata, text, body, path, source, size):
         title = _heading(body) if kind.format != "yaml" else None
     else:
         title = _field_text(metadata, kind.title)
-    return [LayerObject(kind, identity, metadata, text, provenance, title,
+    return (LayerObject(kind, identity, metadata, text, provenance, title,
                         _field_text(metadata, kind.description), kind.media_type,
-                        body if kind.format == "markdown" else None)], []
+                        body if kind.format == "markdown" else None),), ()
 
 
 def _check_version(kind, metadata):
@@ -3433,8 +3446,8 @@ _NO_CACHE = {"policy": "disabled"}
 
 
 def declarative_descriptor(obj):
-    """§7.3: the resource capability of one object (made once per object: an unchanged
-    file keeps its objects, and so its descriptors, across generations)."""
+    """§7.3: the resource capability of one object (made once per object, on first use:
+    an unchanged file keeps its objects, and so its descriptors, across generations)."""
     if obj.descriptor is not None:
         return obj.descriptor
     origin = obj.provenance
@@ -3526,34 +3539,72 @@ def descriptor_problems(descriptor):
     return problems
 
 
+def _descriptor_of(entry):
+    """A registry table's entry as a descriptor: an object stands for its own (§23)."""
+    return entry if type(entry) is dict else declarative_descriptor(entry)
+
+
+class _Descriptors:
+    """A registry table (id, URI or prompt name -> descriptor) that holds an object in
+    place of its descriptor and makes that on first lookup: initialize, resources/list and
+    a read look at no descriptor of 10,000 objects, so none is made for them (§23)."""
+
+    __slots__ = ("table",)
+
+    def __init__(self):
+        self.table = {}
+
+    def __getitem__(self, key):
+        return _descriptor_of(self.table[key])
+
+    def __setitem__(self, key, descriptor):
+        self.table[key] = descriptor
+
+    def __contains__(self, key):
+        return key in self.table
+
+    def __len__(self):
+        return len(self.table)
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def get(self, key, default=None):
+        entry = self.table.get(key, _MISSING)
+        return default if entry is _MISSING else _descriptor_of(entry)
+
+    def items(self):
+        return [(key, _descriptor_of(entry)) for key, entry in self.table.items()]
+
+
 class Registry:
     """Every capability by id and by each of its exposures; built once per generation.
     `objects` are the index's objects: their descriptors (and the problems each has on its
-    own) are made once per object and kept with it."""
+    own) are made once per object, when first needed, and kept with it."""
 
     def __init__(self, descriptors, objects=()):
         errors = []
-        self.by_id, self.by_tool, self.by_uri, self.by_http, self.by_cli = {}, {}, {}, {}, {}
-        self.by_prompt = {}
+        self.by_id, self.by_uri, self.by_prompt = _Descriptors(), _Descriptors(), _Descriptors()
+        self.by_tool, self.by_http, self.by_cli = {}, {}, {}
         for descriptor in descriptors:
             errors += self._add(descriptor, descriptor_problems(descriptor))
-        by_id, by_uri, by_prompt = self.by_id, self.by_uri, self.by_prompt
+        by_id, by_uri, by_prompt = self.by_id.table, self.by_uri.table, self.by_prompt.table
         for obj in objects:
             if obj.problems is None:
                 # An object's descriptor is made whole by declarative_descriptor: only its
-                # id and its URI come from the layer, so they are what is checked first.
-                descriptor = declarative_descriptor(obj)
-                obj.problems = [] if (capability_id_ok(obj.id) and uri_safe(
-                    obj.uri)) else descriptor_problems(descriptor)
+                # id and its URI come from the layer, so they are what is checked (and the
+                # descriptor made only when one of them is wrong).
+                obj.problems = () if (capability_id_ok(obj.id) and uri_safe(
+                    obj.uri)) else descriptor_problems(declarative_descriptor(obj))
             # The common case inline (10,000 objects on a large layer): an object's
             # descriptor claims its id, its URI and maybe a prompt name, and nothing else.
             if obj.problems or obj.id in by_id or obj.uri in by_uri or (
                     obj.prompt and obj.identity in by_prompt):
-                errors += self._add(obj.descriptor, obj.problems)
+                errors += self._add(declarative_descriptor(obj), obj.problems)
                 continue
-            by_id[obj.id] = by_uri[obj.uri] = obj.descriptor
+            by_id[obj.id] = by_uri[obj.uri] = obj
             if obj.prompt:
-                by_prompt[obj.identity] = obj.descriptor
+                by_prompt[obj.identity] = obj
         if errors:
             raise RegistryError(errors)
         self._ids = None
