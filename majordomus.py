@@ -2844,6 +2844,7 @@ def _pad(text, width):
 SEARCH_WEIGHTS = (3.0, 1.5, 1.0)
 BM25_K1, BM25_B = 1.2, 0.75
 PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
+PHRASE_SCAN_OVER = 256    # more hits than this: the text is scanned for the phrase first
 POSTINGS_KEPT = 512       # terms whose postings a generation keeps (least recently used go)
 _WORD = r"[^\W_]+"        # a term: a maximal run of Unicode letters and digits
 _VOWELS = frozenset("aeiouy")
@@ -3109,7 +3110,12 @@ def ranked_hits(gen, query, kind):
     # The bonus for the whole query verbatim, in the title or in one content line (the
     # query is one line); only where its terms stand in that order in the index's text.
     phrase = query.casefold().strip() if words > 1 else None
-    near = index.phrase_positions(phrase) if phrase and "\n" not in phrase else ()
+    if not phrase or "\n" in phrase:
+        near = ()
+    elif len(scores) <= PHRASE_SCAN_OVER:
+        near = list(scores)           # few hits: tested at once, no scan of the text
+    else:
+        near = index.phrase_positions(phrase)
     for position in near:
         if position in scores:
             obj = index.objects[position]
