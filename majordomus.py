@@ -368,6 +368,10 @@ def native_path(root, relative, flavour=os.path):
     separator, and `\\\\server\\share\\` is a root of its own."""
     if not relative:
         return root
+    if flavour.sep == "/" and relative[0] != "/":
+        # POSIX, a relative path: what posixpath.join gives, without its call (a path is
+        # joined per file at start-up and at every sweep).
+        return root + relative if root.endswith("/") else root + "/" + relative
     if flavour.sep != "/":
         relative = relative.replace("/", flavour.sep)
     return flavour.join(root, relative)
@@ -1929,14 +1933,7 @@ def _read_text(full, info, failure, linked=False, kept=None):
     try:
         handle = os.open(full, READ_FLAGS)
         try:
-            # A regular file reads short only at its end: one read of size+1 bytes
-            # returning fewer is the whole file; more means it grew, so read on.
-            data = os.read(handle, info.st_size + 1)
-            while len(data) > info.st_size and len(data) <= FILE_LIMIT:
-                chunk = os.read(handle, FILE_LIMIT + 1 - len(data))
-                if not chunk:
-                    break
-                data += chunk
+            data = read_whole(handle, info.st_size)
         finally:
             os.close(handle)
     except OSError as exc:
@@ -1950,6 +1947,19 @@ def _read_text(full, info, failure, linked=False, kept=None):
         return data.decode("utf-8"), len(data)
     except UnicodeDecodeError as exc:
         raise _Excluded("invalid_utf8", str(exc))
+
+
+def read_whole(handle, size):
+    """The bytes of an open regular file of `size` bytes, at most FILE_LIMIT + 1: a regular
+    file reads short only at its end, so one read of size+1 bytes returning fewer is the
+    whole file; more means it grew, so read on."""
+    data = os.read(handle, size + 1)
+    while len(data) > size and len(data) <= FILE_LIMIT:
+        chunk = os.read(handle, FILE_LIMIT + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _heading(body):
@@ -2889,16 +2899,17 @@ def search_terms(text):
 
 
 def query_terms(query):
-    """A query's distinct terms, in order, and the compound of each two neighbouring words,
-    as written and with the first folded (`hand over`, `handing over` also ask for
-    `handover`)."""
+    """(terms, own): a query's distinct terms in order, then the compound of each two
+    neighbouring words, as written and with the first folded (`hand over`, `handing over`
+    also ask for `handover`); `own` counts the query's own terms, which come first."""
     import re
     words = re.findall(_WORD, query.casefold())
-    terms = [fold_term(word) for word in words]
+    terms = list(dict.fromkeys(fold_term(word) for word in words))
+    own = len(terms)
     for first, second in zip(words, words[1:]):
         if first.isalpha() and second.isalpha() and len(first + second) >= 6:
             terms += [fold_term(first + second), fold_term(fold_term(first) + second)]
-    return list(dict.fromkeys(terms))
+    return list(dict.fromkeys(terms)), own
 
 
 def _search_fields(obj):
@@ -3086,12 +3097,11 @@ def term_index(gen):
 def ranked_hits(gen, query, kind):
     """[(score rounded to 4 places, object)] of a ranked search, best first (§21)."""
     index = term_index(gen)
-    terms = query_terms(query)
+    terms, words = query_terms(query)      # the query's own terms, then its compounds
     if not terms:
         return []
     half = len(index.objects) / 2
     weights = index.postings(terms)
-    words = len(set(search_terms(query)))     # the query's own terms; then its compounds
     # A term most objects carry makes no hit on its own, unless every term of the query is
     # of that kind; a compound only adds to the hits (one that nothing carries is no term).
     rare = [w for n, w in enumerate(weights) if len(w) <= half and (n < words or w)]
@@ -3950,7 +3960,7 @@ def _ranked_search(gen, query, kind, arguments):
             raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
         start = bisect.bisect_right([(-s, o.uri) for s, o in hits], after)
     chosen = hits[start:start + limit]
-    terms = set(query_terms(query))
+    terms = set(query_terms(query)[0])
     out = []
     for score, obj in chosen:
         hit = summary(obj)
@@ -4364,15 +4374,14 @@ class Live:
             try:
                 handle = os.open(full, READ_FLAGS)
                 try:
-                    mtime, data = os.fstat(handle).st_mtime_ns, [os.read(handle, 1 << 20)]
-                    while data[-1] and len(data) <= FILE_LIMIT >> 20:
-                        data.append(os.read(handle, 1 << 20))
+                    info = os.fstat(handle)
+                    mtime, data = info.st_mtime_ns, read_whole(handle, info.st_size)
                 finally:
                     os.close(handle)
             except OSError:
                 still.append((path, full, result))    # gone: the signatures tell that
                 continue
-            digest = hash(b"".join(data))
+            digest = hash(data)
             if digest != result.racy:
                 result.racy = digest     # told once; the rebuild reads it again
                 self._racy_changed.add(path)
@@ -6018,7 +6027,7 @@ class UiPages:
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
-        parts.append('<h2 id="mj-kinds">Kinds</h2><div class="table-wrap"><table aria-labelledby='
+        parts.append('<h2 id="mj-kinds">Kinds</h2><div class="table-wrap narrow"><table aria-labelledby='
                      '"mj-kinds"><thead><tr><th scope="col">Kind</th><th scope="col" class="num">'
                      'Objects</th></tr></thead><tbody>%s</tbody></table></div>'
                      % (rows or '<tr><td colspan="2">No object.</td></tr>'))
@@ -6888,8 +6897,8 @@ def execute_cli(gen, words, arguments):
         suffix = hint.get(descriptor["id"], "") if isinstance(exc, NotFound) else ""
         problems = (exc.data or {}).get("problems")
         if problems:   # one line each on stderr, then the refusal itself (§20.2)
-            _stderr("".join("%-4s %-22s %s \u2014 %s\n" % ("FAIL", p["code"], p.get("path", "-"),
-                                                          p["message"]) for p in problems))
+            write_stderr("".join("%-4s %-22s %s \u2014 %s\n" % (
+                "FAIL", p["code"], p.get("path", "-"), p["message"]) for p in problems))
             raise Fatal(code, exc.head + suffix)
         raise Fatal(code, exc.message + suffix)
 
@@ -7281,22 +7290,19 @@ def main(argv=None):
             return EXIT_OK
         return run_command(options)
     except UsageError as exc:
-        _stderr("error: %s\n\nUsage: %s\n\nFor more information, try '--help'.\n"
+        write_stderr("error: %s\n\nUsage: %s\n\nFor more information, try '--help'.\n"
                 % (exc.message, exc.usage))
         return EXIT_USAGE
     except Fatal as exc:
-        _stderr("majordomus: %s\n" % " ".join(exc.message.split("\n")))
+        write_stderr("majordomus: %s\n" % " ".join(exc.message.split("\n")))
         return exc.code
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a defect: one line for the user, the traceback at debug
         log(DEBUG, "unexpected failure", traceback=_traceback_text())
-        _stderr("majordomus: internal error: %s: %s\n" % (type(exc).__name__, exc))
+        write_stderr("majordomus: internal error: %s: %s\n" % (type(exc).__name__, exc))
         return EXIT_INTERNAL
 
-
-def _stderr(text):
-    write_stderr(text)
 
 
 if __name__ == "__main__":
