@@ -161,6 +161,23 @@ class LineEndingsTest(unittest.TestCase):
         self.assertIsNone(first_difference(expected, skeleton_answers(builds["autocrlf"],
                                                                       self.repo)))
 
+    def test_build_independent_of_hash_seed(self):
+        """The archive is the same bytes whatever the building interpreter's hash seed:
+        marshal writes a frozenset constant in hash order on 3.9 and 3.10 (seed 26 moved
+        3.9's pyc, seeds 1, 3 and 4 moved 3.10's), which failed the autocrlf comparison."""
+        digests = {}
+        for seed in ("0", "1", "2", "26"):
+            target = os.path.join(self.scratch, "seed-%s.pyz" % seed)
+            proc = subprocess.run([sys.executable, os.path.join(support.ROOT, "build_zipapp.py"),
+                                   target], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  env=dict(os.environ, PYTHONHASHSEED=seed))
+            self.assertEqual(proc.returncode, 0, proc.stdout)
+            with open(target, "rb") as handle:
+                digests[seed] = handle.read()
+        self.assertEqual(len(set(digests.values())), 1,
+                         "builds differ by hash seed: %s" % sorted(
+                             seed for seed in digests if digests[seed] != digests["0"]))
+
     def test_repository_kinds_and_allow_list_with_crlf(self):
         """A repository's kinds file, allow-list and sources file with CRLF endings read
         as with LF: the note is served, no unknown_key."""
