@@ -7,13 +7,15 @@ through the git index, reads each by its kind, and serves the resulting index ov
 the command line; a long-lived process follows the layer as it changes. The contract is
 SPEC.md; section numbers (§) below refer to it.
 
-Sections, in data-flow order:
-  1. errors and logging           6. the index                 11. HTTP: REST and /mcp
-  2. the YAML subset              7. registry, execution,      12. CLI projections
-  3. embedded data: the kinds        a generation              13. entry point
-  4. root, manifest, sources      8. resolution
-  5. discovery, git               9. the live layer
-                                 10. MCP: one dispatch, two protocol eras, stdio
+Sections, in data-flow order (the platform's differences, §24, sit in one unnumbered
+section after the first):
+  1. errors and logging          7. context documents (§20)  13. HTTP: heads and guards
+  2. the YAML subset             8. ranked search (§21)      14. Markdown to HTML
+  3. embedded data: the kinds    9. registry, execution,     15. the pages (§22)
+  4. root, manifest, sources        a generation             16. HTTP connections, /mcp
+  5. discovery, git             10. resolution               17. CLI projections
+  6. the index                  11. the live layer           18. entry point
+                                12. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
 session (JSON goes through the json module's C half; a regular expression is compiled
@@ -2880,6 +2882,8 @@ def _fold(term):
         term = term[:-2]                          # classes -> class
     elif term.endswith("s") and not term.endswith(("ss", "us", "is")):
         term = term[:-1]                          # tests -> test, but status stays
+    if term.endswith("tion") and len(term) >= 8:
+        return _fold(term[:-3])                   # adoption -> adopt, completion -> complete
     for suffix in ("ing", "ed"):
         stem = term[:-len(suffix)]
         if term.endswith(suffix) and not term.endswith("eed") and len(stem) >= 3 and (
@@ -2915,7 +2919,8 @@ def query_terms(query):
 def _search_fields(obj):
     """An object's three searched texts: its name (kind, identity, title and tags: "which
     profile" asks for a kind); the description; the content without front matter (for
-    YAML, its scalar values, so that keys never match)."""
+    YAML, its scalar values and its comments, the file's own prose, so that keys never
+    match)."""
     head = " ".join([obj.kind, obj.identity, obj.title or ""] + obj.tags())
     return head, obj.description or "", _search_body(obj)
 
@@ -2925,7 +2930,21 @@ def _search_body(obj):
         return obj.body
     if obj.media_type == "text/plain":
         return obj.content
-    return "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
+    values = "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
+    if obj.media_type == "application/yaml" and "#" in obj.content:
+        return values + "\n" + "\n".join(_yaml_comments(obj.content))
+    return values
+
+
+def _yaml_comments(content):
+    """The comments of a YAML file: a line's text after a `#` that begins it or follows a
+    blank (a `#` inside a quoted value may be taken too: for search, harmless)."""
+    for line in content.splitlines():
+        text = line.lstrip(" \t")
+        marks = [at for at in (text.find("#"), text.find(" #"), text.find("\t#"))
+                 if at == 0 or at > 0 and text[at] != "#"]
+        if marks:
+            yield text[min(marks):].lstrip(" \t#")
 
 
 def _leaves(node):
@@ -3152,7 +3171,7 @@ def ranked_snippet(obj, terms):
 
 
 # ---------------------------------------------------------------------------------------
-# 7. The capability registry and execution (§7): descriptors without code, one
+# 9. The capability registry and execution (§7): descriptors without code, one
 #    `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
 
@@ -4107,7 +4126,7 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
 
 
 # ---------------------------------------------------------------------------------------
-# 8. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
+# 10. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
 # ---------------------------------------------------------------------------------------
 
 def resolve(gen, uri):
@@ -4175,8 +4194,8 @@ class Resolved:
 
 
 # ---------------------------------------------------------------------------------------
-# 9. The live layer (§15): the current generation of a long-lived process, kept fresh by
-#    a stamp and a sweep, rebuilt from what changed, and the notifications that follow.
+# 11. The live layer (§15): the current generation of a long-lived process, kept fresh by
+#     a stamp and a sweep, rebuilt from what changed, and the notifications that follow.
 # ---------------------------------------------------------------------------------------
 
 SWEEP_EVERY = 1.0        # seconds: a request sweeps at most this often
@@ -4582,7 +4601,7 @@ def _read_changed(old, new, uri):
 
 
 # ---------------------------------------------------------------------------------------
-# 10. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
+# 12. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
 #     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
 #     framings over it; then the stdio transport.
 # ---------------------------------------------------------------------------------------
@@ -5170,7 +5189,7 @@ def inspect_text(gen):
 
 
 # ---------------------------------------------------------------------------------------
-# 11. HTTP on loopback (§10): routes derived from the registry, bounded and guarded.
+# 13. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
 # ---------------------------------------------------------------------------------------
 
 HEAD_LIMIT = 65536
@@ -5432,7 +5451,7 @@ def _error_body(code, message, data=None):
 
 
 # ---------------------------------------------------------------------------------------
-# Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
+# 14. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
 # Blocks: ATX headings (with ids), paragraphs, fenced and indented code, bullet and
 # ordered lists, block quotes, GitHub pipe tables, rules. Inline: emphasis, code spans,
 # hard breaks, backslash escapes, links, autolinks, images (as links). Everything else
@@ -5847,6 +5866,11 @@ UI_PAGE = 50              # objects a kind page shows
 UI_CAPABILITIES = 100     # declarative capabilities a capabilities page shows
 UI_STATIC = {"majordomus.css": "text/css; charset=utf-8",
              "live.js": "text/javascript; charset=utf-8"}
+# ---------------------------------------------------------------------------------------
+# 15. The pages of `serve` (§22): HTML built from a generation (memoised with it), never
+#     from a file; every repository value escaped; the safety headers on every answer.
+# ---------------------------------------------------------------------------------------
+
 UI_HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; "
      "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; "
@@ -6287,6 +6311,11 @@ def _capability_table(registry, ids):
             '<th scope="col">CLI</th>'
             '</tr></thead><tbody>%s</tbody></table></div>' % "".join(rows))
 
+
+# ---------------------------------------------------------------------------------------
+# 16. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
+#     /mcp, /ui), one thread per connection, the event streams, and the server.
+# ---------------------------------------------------------------------------------------
 
 def make_http_handler(live, mcp):
     """The per-connection handler class: one thread per connection (socketserver). `mcp`
@@ -6875,7 +6904,7 @@ def _is_loopback(host):
 
 
 # ---------------------------------------------------------------------------------------
-# 12. CLI projections (§11): each command executes its capability through the registry's
+# 17. CLI projections (§11): each command executes its capability through the registry's
 #     CLI exposure.
 # ---------------------------------------------------------------------------------------
 
@@ -6987,7 +7016,7 @@ def write_stdout(text):
 
 
 # ---------------------------------------------------------------------------------------
-# 13. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
+# 18. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
 # ---------------------------------------------------------------------------------------
 
 REPO_OPTIONS = ("--repo", "--discovery")

@@ -78,13 +78,15 @@ class TermsTest(unittest.TestCase):
         for a, b in (("rules", "rule"), ("policies", "policy"), ("handing", "hand"),
                      ("sealed", "seal"), ("tests", "test"), ("running", "run"),
                      ("ruled", "ruling"), ("scoped", "scope"), ("claims", "claim"),
-                     ("briefs", "brief"), ("classes", "class"), ("stopped", "stop")):
+                     ("briefs", "brief"), ("classes", "class"), ("stopped", "stop"),
+                     ("adoption", "adopt"), ("completions", "completed")):
             with self.subTest(a=a, b=b):
                 self.assertEqual(mj.fold_term(a), mj.fold_term(b))
 
     def test_what_is_never_folded(self):
         for term in ("is", "was", "has", "bus", "use", "ing", "status", "analysis", "class",
                      "thing", "string", "need", "2026", "v1", "größe", "règles", "données",
+                     "action", "section", "mention",
                      "правила"):
             with self.subTest(term=term):
                 self.assertEqual(mj.fold_term(term), term)
@@ -133,15 +135,17 @@ class ScoringTest(unittest.TestCase):
     def test_the_common_term_rule(self):
         """A term more than half of the objects carry counts for the score but makes no hit
         on its own, unless every term of the query is of that kind."""
-        # 12 of the 22 objects (the skeleton's 9 and 13 rules) carry "how do i"
+        # 12 of the 22 objects (the skeleton's 9 and 13 rules) carry "how do i", and the
+        # skeleton's policy carries "how" in a comment
         common = [rule("c%d" % n, "Common %d" % n, "how do i read this") for n in range(12)]
         repo = layer(self, rule("target", "Handover", "how do i hand over"), *common)
         value = self.search(repo, "how do i hand over")
         self.assertEqual(uris(value)[0], uri("target"))
         self.assertFalse([u for u in uris(value) if "project.c" in u], uris(value))
         value = self.search(repo, "how do i")
-        self.assertEqual(value["total"], 13)
+        self.assertEqual(value["total"], 14)
         self.assertIn(uri("target"), uris(value))
+        self.assertIn("majordomus://policy/.ai/repo/policy.yaml", uris(value))
         # a rare term nothing carries leaves the common ones without hits of their own
         self.assertEqual(self.search(repo, "how do i zzyzx")["total"], 0)
 
@@ -166,6 +170,21 @@ class ScoringTest(unittest.TestCase):
         repo = layer(self, rule("x", "Plain", "Nothing."))
         self.assertEqual(self.search(repo, "version")["total"], 0)
         self.assertIn(uri("x"), uris(self.search(repo, "version", mode="substring")))
+
+    def test_yaml_values_and_comments_match_not_keys(self):
+        """A YAML object is searched by its values and its comments (its own prose), never
+        by its keys."""
+        with open(os.path.join(support.SKELETON, ".ai/repo/profiles/implementation.yaml"),
+                  encoding="utf-8") as handle:
+            profile = handle.read()
+        profile = ("# Chosen when a worker builds something whose design is settled.\n"
+                   + profile.replace("effort: medium", "effort: medium  # never escalated"))
+        repo = layer(self, (".ai/repo/profiles/implementation.yaml", profile))
+        profile_uri = "majordomus://profile/implementation"
+        for query in ("worker design settled", "escalated", "feature change"):
+            with self.subTest(query=query):
+                self.assertEqual(uris(self.search(repo, query))[:1], [profile_uri])
+        self.assertNotIn(profile_uri, uris(self.search(repo, "verbosity")))
 
     def test_snippet_and_score(self):
         repo = layer(self, rule("s", "Notes", "First line about a session.\n\n"
@@ -224,7 +243,8 @@ class InterfacesTest(unittest.TestCase, support.ToolCalls):
         p = support.run(["search", "brief campaign", "--limit", "2"], self.repo)
         lines = p.stdout.decode("utf-8").splitlines()
         value = self.tool("majordomus_search", {"query": "brief campaign", "limit": 2})
-        self.assertEqual(lines, ["%.4f  %s  %s" % (h["score"], h["uri"], h["title"])
+        self.assertEqual(lines, ["%.4f  %s  %s" % (h["score"], h["uri"],
+                                                   h.get("title", h["identity"]))
                                  for h in value["hits"]]
                          + ["%d of %d" % (value["count"], value["total"])])
 
