@@ -6091,8 +6091,10 @@ class UiPages:
             end = start + UI_PAGE
         chosen = members[start:end]
         rows = "".join(
-            '<tr><td>%s</td><td><code>%s</code></td><td class="path">%s</td><td>%s</td></tr>'
-            % (self.object_link(o), _h(o.identity), _h(o.path), _h(o.description or ""))
+            '<tr><td>%s</td><td class="ident"><code>%s</code></td><td class="path">%s</td>'
+            '<td>%s</td></tr>'
+            % (self.object_link(o), _h(o.identity).replace(".", ".<wbr>"), _path_html(o.path),
+               _h(o.description or ""))
             for o in chosen)
         pager = []
         if start > 0 and chosen:
@@ -6221,8 +6223,9 @@ class UiPages:
         groups = {}
         for diagnostic in self.gen.index.diagnostics:
             groups.setdefault(diagnostic.code, []).append(diagnostic)
-        parts = ['<h1>Diagnostics</h1><p class="lede">%d diagnostic(s); a file with an error '
-                 'is left out of the index, the rest is served.</p>'
+        parts = ['<h1>Diagnostics</h1><p class="lede">%d diagnostic(s); a file that cannot '
+                 'become an object is left out of the index (a context document whose '
+                 'references fail stays served), and the rest is served.</p>'
                  % len(self.gen.index.diagnostics)]
         for code, found in sorted(groups.items()):
             parts.append('<h2 id="mj-code-%s"><code>%s</code> (%d)</h2>%s' % (
@@ -6288,11 +6291,18 @@ def _metadata_value(value):
     return "<code>%s</code>" % _h(json_compact(value))
 
 
+def _path_html(path):
+    """A path made safe, free to wrap after each `/` (a narrow column then breaks it
+    between folders, not inside a name)."""
+    return _h(path).replace("/", "/<wbr>")
+
+
 def _diagnostic_table(diagnostics):
     rows = "".join('<tr><td><span class="badge sev-%s">%s</span></td>'
                    '<td class="nowrap"><code>%s</code></td>'
                    '<td class="path">%s</td><td>%s</td></tr>' % (
-                       d.severity, d.severity, _h(d.code), _h(d.path or "-"), _h(d.message))
+                       d.severity, d.severity, _h(d.code), _path_html(d.path or "-"),
+                       _h(d.message))
                    for d in diagnostics)
     return ('<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Severity</th>'
             '<th scope="col">Code</th><th scope="col">Path</th><th scope="col">Message</th>'
