@@ -1480,21 +1480,25 @@ def glob_matcher(pattern):
     return re.compile("(?s)" + "".join(parts) + r"\Z").match
 
 
-def _glob_segment(segment):
+def _glob_segment(segment, pathname=True):
+    """A glob's regex: path-wise (`*`, `?` and a class never match `/`), or, without
+    `pathname`, as git's wildmatch without WM_PATHNAME (`*` matches `/` too)."""
     import re
+    star, one = ("[^/]*", "[^/]") if pathname else (".*", ".")
     out, i, n = [], 0, len(segment)
     while i < n:
         char = segment[i]
         i += 1
         if char == "*":
-            out.append("[^/]*")
+            if not out or out[-1] != star:
+                out.append(star)
         elif char == "?":
-            out.append("[^/]")
+            out.append(one)
         elif char == "\\" and i < n:
             out.append(re.escape(segment[i]))
             i += 1
         elif char == "[":
-            translated, i = _glob_class(segment, i)
+            translated, i = _glob_class(segment, i, pathname)
             out.append(translated)
         else:
             out.append(re.escape(char))
@@ -2677,24 +2681,7 @@ def _wildmatch(pattern):
     """git's wildmatch without WM_PATHNAME (a pathspec's default): `*` matches anything,
     `/` included; `?` one character; `[…]` a class; `\\` escapes."""
     import re
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        i += 1
-        if char == "*":
-            if not out or out[-1] != ".*":
-                out.append(".*")
-        elif char == "?":
-            out.append(".")
-        elif char == "\\" and i < n:
-            out.append(re.escape(pattern[i]))
-            i += 1
-        elif char == "[":
-            translated, i = _glob_class(pattern, i, pathname=False)
-            out.append(translated)
-        else:
-            out.append(re.escape(char))
-    return re.compile("(?s)" + "".join(out) + r"\Z").match
+    return re.compile("(?s)" + _glob_segment(pattern, pathname=False) + r"\Z").match
 
 
 def context_target(root, given):
