@@ -8,6 +8,7 @@ import tarfile
 import io
 import time
 import unittest
+from unittest import mock
 import urllib.parse
 
 from tests import support
@@ -101,6 +102,34 @@ class TermsTest(unittest.TestCase):
             with self.subTest(text=text):
                 normal = mj._normalised(text).split()
                 self.assertEqual([mj.fold_term(t) for t in normal], mj.search_terms(text))
+
+
+class CountingPathsTest(unittest.TestCase):
+    """A term's counts are the same whether str.find finds it (a few new terms, each
+    rare), the one regex scan does (many new terms), or find gives up on it (common)."""
+
+    def test_every_path_counts_alike(self):
+        bodies = ["Rules ruled the rule; rulebook. Hand over the handover, handing over.",
+                  "rule rule rule  rule: x x 2nd 2nd Straße naïve ß policies policy",
+                  "The policy of policing; a b c; \u00e9t\u00e9 ete quick-brown fox"]
+        repo = layer(self, *[rule("p%d" % n, "Rule %d" % n, body)
+                             for n, body in enumerate(bodies * 3)])
+        gen = mj.first_generation(repo, "vcs", mj.Counters())[0]
+        index = mj.TermIndex(gen.index.objects)
+        queries = ["rule", "rules handover", "x 2nd", "policy polic", "straße naïve ß",
+                   "the a b c", "hand over handing", "été ete quick brown fox",
+                   "rulebook rule", "absent words here"]
+        for query in queries:
+            terms = mj.query_terms(query)[0]
+            answers = []
+            for most_terms, most_places in ((0, 2000), (100, 2000), (100, 1)):
+                with mock.patch.object(mj, "FIND_TERMS_MOST", most_terms), \
+                        mock.patch.object(mj, "FIND_MOST", most_places):
+                    answers.append(index._counts(terms))
+            with self.subTest(query=query):
+                self.assertEqual(answers[0], answers[1])
+                self.assertEqual(answers[0], answers[2])
+                self.assertTrue(any(answers[0].values()) or query == "absent words here")
 
 
 class ScoringTest(unittest.TestCase):
