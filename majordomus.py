@@ -2242,9 +2242,13 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
             if is_context_document(obj):
                 problems.append(diagnostic)
     kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
+    checked = [doc for _, doc in documents]
     if duplicates:
         documents = [(o, doc) for o, doc in documents if len(claimants[o.uri]) == 1]
-    tree = ContextTree(decl, [doc for _, doc in documents], listed, providers, problems)
+    # The claimants of one id are excluded, yet declared: the shell tool checks them
+    # across documents too, and `supersedes` of their id names the first of them.
+    tree = ContextTree(decl, [doc for _, doc in documents], listed, providers, problems,
+                       checked)
     diagnostics += tree.cross_problems
     return Index(kept, diagnostics, results, tree)
 
@@ -2534,15 +2538,18 @@ class ContextTree:
     §20.1 diagnostic, in index order); and the files each `tracks` pathspec matches.
     `docs`: the documents' ContextDoc in index order (context_checks makes them)."""
 
-    def __init__(self, decl, docs, listed, providers, problems):
+    def __init__(self, decl, docs, listed, providers, problems, checked=None):
         self.root, self.providers, self.problems = decl.root, providers, problems
         self.docs = sorted(docs, key=lambda d: d.path)
+        # What the checks across documents see: also the documents excluded for claiming
+        # one id (they are declared; a tree with them resolves nothing anyway).
+        self._checked = self.docs if checked is None else sorted(checked, key=lambda d: d.path)
         self.by_id = {}
-        for doc in self.docs:
+        for doc in self._checked:
             self.by_id.setdefault(doc.id, doc)
         # A new tracked file can mend a `tracks`, a new folder a `paths` entry: a live
         # process then rebuilds on a changed listing alone (§15.2).
-        self.follows_listing = any(d.tracks or d.paths for d in self.docs)
+        self.follows_listing = any(d.tracks or d.paths for d in self._checked)
         self._listed, self._ordered, self._vcs = listed, None, decl.discovery == "vcs"
         self.tracked = {}
         self._sha = {}
@@ -2567,7 +2574,7 @@ class ContextTree:
         def problem(doc, code, message):
             found.append(Diagnostic("error", code, doc.path, message))
 
-        for doc in self.docs:
+        for doc in self._checked:
             for entry in doc.paths:
                 normal = norm_rel(entry)
                 if normal is None:
@@ -2597,7 +2604,7 @@ class ContextTree:
                 elif other.composition == "final":
                     problem(doc, "illegal_override", "supersedes '%s', which is final; no "
                             "descendant may weaken it" % target)
-        for doc in sorted(self.docs, key=lambda d: d.id):
+        for doc in sorted(self._checked, key=lambda d: d.id):
             if self._returns(doc):
                 problem(doc, "cycle", "supersedes chain returns to itself")
         return found

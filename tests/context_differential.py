@@ -22,7 +22,7 @@ context trees. Each answer is one (situation, path[, --provider P][, --audience 
     on the first question of every situation. The JSON, which holds everything the texts
     print, is compared on every answer.
 
-Usage: python3 tests/context_differential.py [--seed N] [--trees N] [--paths N] [--keep]
+Usage: python3 tests/context_differential.py [--seed N] [--trees N] [--first N] [--paths N] [--keep]
 Prints a line per disagreement, then
 `context oracle: N answers (case 69 A, real-latest B, generated C trees x D paths): N agree, M disagree (T s)`;
 exit 0 when nothing disagrees (and something was asked), 1 otherwise, 2 when the oracle,
@@ -852,7 +852,7 @@ def indent(text):
 # ---------------------------------------------------------------------------------------
 
 def arguments(argv):
-    values = {"--seed": 20260728, "--trees": 60, "--paths": 5}
+    values = {"--seed": 20260728, "--trees": 60, "--paths": 5, "--first": 0}
     keep = False
     rest = list(argv)
     while rest:
@@ -863,9 +863,9 @@ def arguments(argv):
             values[word] = int(rest.pop(0))
         else:
             sys.stderr.write("usage: context_differential.py [--seed N] [--trees N] "
-                             "[--paths N] [--keep]\n")
+                             "[--first N] [--paths N] [--keep]\n")
             sys.exit(2)
-    return values["--seed"], values["--trees"], values["--paths"], keep
+    return values["--seed"], (values["--first"], values["--trees"]), values["--paths"], keep
 
 
 def ensure_pyz():
@@ -894,7 +894,8 @@ def main(argv):
     situations = case69_situations()
     if os.path.isdir(REAL_LATEST):
         situations.append(real_latest_situation())
-    situations += [generated_situation(seed, n, paths) for n in range(trees)]
+    first, trees = trees       # a disagreement's tree is made again alone with --first N
+    situations += [generated_situation(seed, n, paths) for n in range(first, first + trees)]
     scratch = tempfile.mkdtemp(prefix="mj-ctx-diff-")
     workers = os.cpu_count() or 2
     results, counts = [], {"case 69": 0, "real-latest": 0, "generated": 0}

@@ -211,6 +211,24 @@ class ContractMessagesTest(unittest.TestCase):
         self.assertEqual(p.returncode, 10)
         self.assertIn(b"duplicate_identity", p.stderr)
 
+    def test_the_claimants_of_one_id_are_still_declared(self):
+        """Two documents claiming one id are excluded, but the id is declared: a document
+        that supersedes it has no broken_reference (the shell tool checks against the
+        first claimant; a 300-tree differential run found the difference), and the
+        claimants' own references are still checked."""
+        repo = layer_repo(self, {
+            ".ai/repo/a.md": cdoc("ai.twin"),
+            ".ai/repo/b.md": cdoc("ai.twin", "subtree", 1, "tracks: [nowhere/at/all]"),
+            ".ai/repo/x/guide.md": cdoc("ai.repo.x", "subtree", 1, "composition: replace",
+                                        "supersedes: [ai.twin]", drop=("composition",))})
+        report, _ = inspect_json(repo)
+        codes = sorted((d["code"], d["path"], d["message"][:40]) for d in report["diagnostics"])
+        self.assertEqual(codes, [
+            ("broken_reference", ".ai/repo/b.md", "tracks 'nowhere/at/all', which matches n"),
+            ("duplicate_identity", ".ai/repo/a.md", "majordomus://context/ai.twin is claimed "),
+            ("duplicate_identity", ".ai/repo/b.md", "majordomus://context/ai.twin is claimed ")])
+        self.assertEqual(report["context"], {"documents": 4, "problems": 3})
+
     def test_an_unrelated_error_is_no_context_problem(self):
         repo = layer_repo(self, {".ai/repo/notes.md": "---\ntitle: [unclosed\n  - x\n---\n"})
         report, rc = inspect_json(repo)
