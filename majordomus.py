@@ -2538,12 +2538,12 @@ class ContextTree:
     §20.1 diagnostic, in index order); and the files each `tracks` pathspec matches.
     `docs`: the documents' ContextDoc in index order (context_checks makes them)."""
 
-    def __init__(self, decl, docs, listed, providers, problems, checked=None):
+    def __init__(self, decl, docs, listed, providers, problems, checked):
         self.root, self.providers, self.problems = decl.root, providers, problems
         self.docs = sorted(docs, key=lambda d: d.path)
-        # What the checks across documents see: also the documents excluded for claiming
-        # one id (they are declared; a tree with them resolves nothing anyway).
-        self._checked = self.docs if checked is None else sorted(checked, key=lambda d: d.path)
+        # What the checks across documents see: `docs` and the documents excluded for
+        # claiming one id (they are declared; a tree with them resolves nothing anyway).
+        self._checked = sorted(checked, key=lambda d: d.path)
         self.by_id = {}
         for doc in self._checked:
             self.by_id.setdefault(doc.id, doc)
@@ -2937,8 +2937,8 @@ def _yaml_comments(content):
     blank (a `#` inside a quoted value may be taken too: for search, harmless)."""
     for line in content.splitlines():
         text = line.lstrip(" \t")
-        marks = [at for at in (text.find("#"), text.find(" #"), text.find("\t#"))
-                 if at == 0 or at > 0 and text[at] != "#"]
+        marks = [0] if text.startswith("#") else [
+            at for at in (text.find(" #"), text.find("\t#")) if at > 0]
         if marks:
             yield text[min(marks):].lstrip(" \t#")
 
@@ -3085,7 +3085,7 @@ class TermIndex:
         for prefix in sorted(set(prefixes)):
             if not kept or not prefix.startswith(kept[-1]):
                 kept.append(prefix)
-        exact = [term for term in dict.fromkeys(exact) if not term.startswith(tuple(kept))]
+        exact = [term for term in exact if not term.startswith(tuple(kept))]
         at = {}                              # word -> where it begins in the text
         if len(exact) + len(kept) <= FIND_TERMS_MOST:
             exact, kept = self._find_rare(at, exact, kept)
@@ -5919,9 +5919,12 @@ class _MdInline:
             self.open_count[char] += 1
 
 
-# The human view (§22): server-rendered pages of the current generation, a projection like
-# the routes above (a page never reads a file itself), memoised per generation where it
-# pays; one stylesheet and one small script from the archive; every value escaped.
+# ---------------------------------------------------------------------------------------
+# 15. The pages of `serve` (§22): server-rendered HTML of the current generation, a
+#     projection like the routes (a page never reads a file itself), memoised per
+#     generation where it pays; one stylesheet and one small script from the archive;
+#     every repository value escaped; the safety headers on every answer.
+# ---------------------------------------------------------------------------------------
 
 UI_PREFIX = "/ui"
 UI_EVENTS = "/ui/events"
@@ -5929,11 +5932,6 @@ UI_PAGE = 50              # objects a kind page shows
 UI_CAPABILITIES = 100     # declarative capabilities a capabilities page shows
 UI_STATIC = {"majordomus.css": "text/css; charset=utf-8",
              "live.js": "text/javascript; charset=utf-8"}
-# ---------------------------------------------------------------------------------------
-# 15. The pages of `serve` (§22): HTML built from a generation (memoised with it), never
-#     from a file; every repository value escaped; the safety headers on every answer.
-# ---------------------------------------------------------------------------------------
-
 UI_HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; "
      "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; "
