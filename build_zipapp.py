@@ -66,14 +66,20 @@ def entries():
 def bytecode(source):
     """A hash-based, unchecked pyc of majordomus.py (PEP 552 header, flags 0b01): the
     source beside it in the archive is the one it was compiled from, so nothing needs to
-    read and hash the source at every start."""
-    if sys.flags.hash_randomization:
-        # marshal writes a frozenset constant in its hash order, which moves with the hash
-        # seed (seen on 3.9 and 3.10, about one build in 15): compile under a fixed seed.
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--bytecode"],
-                              input=source, stdout=subprocess.PIPE, env=env, check=True)
-        return proc.stdout
+    read and hash the source at every start.
+
+    Always compiled in a fresh child under a fixed hash seed: marshal writes a frozenset
+    constant in its hash order (which moves with the seed on 3.9 and 3.10), and flags a
+    string for back-reference by its reference count (which moves with what the compiling
+    process did before), so only one process state gives one set of bytes."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--bytecode"],
+                          input=source, stdout=subprocess.PIPE, env=env, check=True)
+    return proc.stdout
+
+
+def compiled(source):
+    """The pyc's bytes, in the child bytecode() runs."""
     code = compile(source, "majordomus.py", "exec", dont_inherit=True)
     return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
             + importlib.util.source_hash(source) + marshal.dumps(code))
@@ -103,7 +109,7 @@ def build(output):
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--bytecode"]:     # the child bytecode() runs: source in, pyc out
-        sys.stdout.buffer.write(bytecode(sys.stdin.buffer.read()))
+        sys.stdout.buffer.write(compiled(sys.stdin.buffer.read()))
         sys.exit(0)
     target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "majordomus.pyz")
     print(build(target))

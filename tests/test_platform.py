@@ -164,7 +164,9 @@ class LineEndingsTest(unittest.TestCase):
     def test_build_independent_of_hash_seed(self):
         """The archive is the same bytes whatever the building interpreter's hash seed:
         marshal writes a frozenset constant in hash order on 3.9 and 3.10 (seed 26 moved
-        3.9's pyc, seeds 1, 3 and 4 moved 3.10's), which failed the autocrlf comparison."""
+        3.9's pyc, seeds 1, 3 and 4 moved 3.10's), which failed the autocrlf comparison;
+        and it flags a string for back-reference by its reference count, so a pyc compiled
+        in the building process (seed 0 once did) differed from one compiled in a child."""
         digests = {}
         for seed in ("0", "1", "2", "26"):
             target = os.path.join(self.scratch, "seed-%s.pyz" % seed)
