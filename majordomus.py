@@ -1609,26 +1609,36 @@ class Diagnostic:
 
 def _git(root, *args):
     """Run one read-only git command in `root`: (returncode, stdout bytes, stderr text)."""
+    return git_started(root, *args)()
+
+
+def git_started(root, *args):
+    """Start one read-only git command in `root`; what it returns waits for it and gives
+    (returncode, stdout bytes, stderr text). Started early, git runs while Python works."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     program = git_program()
     if program is None:
-        return 127, b"", "git is not installed (no 'git' on PATH)"
+        return lambda: (127, b"", "git is not installed (no 'git' on PATH)")
     # An fsmonitor daemon would write under .git (§24).
     argv = [program, "-c", "core.fsmonitor=false", "-C", root] + list(args)
     try:
-        code, out, err = (_spawn(argv, env) if hasattr(os, "posix_spawn")
-                          else _spawn_portable(argv, env))
+        finish = (_spawn(argv, env) if hasattr(os, "posix_spawn")
+                  else _spawn_portable(argv, env))
     except FileNotFoundError:
-        return 127, b"", "git is not installed (no 'git' on PATH)"
+        return lambda: (127, b"", "git is not installed (no 'git' on PATH)")
     except OSError as exc:
-        return 126, b"", "git cannot be run: %s" % _os_reason(exc)
-    return code, out, _git_reason(err)
+        reason = "git cannot be run: %s" % _os_reason(exc)
+        return lambda: (126, b"", reason)
+
+    def wait():
+        code, out, err = finish()
+        return code, out, _git_reason(err)
+    return wait
 
 
 def _spawn(argv, env):
-    """posix_spawn with stdout and stderr read together: `subprocess` would cost the
-    start-up of every MCP session more than git itself does."""
-    import select
+    """posix_spawn, and a function that reads stdout and stderr together and reaps the
+    child: `subprocess` would cost the start-up of every MCP session more than git does."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY)
@@ -1643,29 +1653,37 @@ def _spawn(argv, env):
     finally:
         for fd in (out_w, err_w, null):
             os.close(fd)
-    reading, done = {out_r: [], err_r: []}, {}
-    try:
-        while reading:
-            ready, _, _ = select.select(list(reading), [], [])
-            for fd in ready:
-                data = os.read(fd, 1 << 20)
-                if data:
-                    reading[fd].append(data)
-                else:
-                    done[fd] = b"".join(reading.pop(fd))
-    finally:
-        os.close(out_r)
-        os.close(err_r)
-        _, status = os.waitpid(pid, 0)
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128
-    return code, done[out_r], done[err_r]
+
+    def finish():
+        import select
+        reading, done = {out_r: [], err_r: []}, {}
+        try:
+            while reading:
+                ready, _, _ = select.select(list(reading), [], [])
+                for fd in ready:
+                    data = os.read(fd, 1 << 20)
+                    if data:
+                        reading[fd].append(data)
+                    else:
+                        done[fd] = b"".join(reading.pop(fd))
+        finally:
+            os.close(out_r)
+            os.close(err_r)
+            _, status = os.waitpid(pid, 0)
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128
+        return code, done[out_r], done[err_r]
+    return finish
 
 
 def _spawn_portable(argv, env):
     import subprocess
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env)
-    return proc.returncode, proc.stdout, proc.stderr
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+
+    def finish():
+        out, err = proc.communicate()
+        return proc.returncode, out, err
+    return finish
 
 
 def _git_reason(stderr):
@@ -1677,11 +1695,15 @@ def _git_reason(stderr):
     return lines[0].strip() if lines else "git failed"
 
 
-def list_vcs(root):
+LS_FILES = ("ls-files", "-s", "-z")
+
+
+def list_vcs(root, started=None):
     """The paths of the git index under `root`, relative to it, and those of them whose
     index mode is a symlink's (120000), whatever is on disk: with core.symlinks=false a
-    tracked symlink is checked out as a small text file (§24). One git call."""
-    code, out, reason = _git(root, "ls-files", "-s", "-z")
+    tracked symlink is checked out as a small text file (§24). One git call (`started`:
+    git_started's wait for LS_FILES, when the caller started it earlier)."""
+    code, out, reason = (started or git_started(root, *LS_FILES))()
     if code != 0:
         raise Fatal(EXIT_INTERNAL, "git: %s; discovery through the version-control index "
                     "needs git (or pass --discovery filesystem)" % reason)
@@ -2285,12 +2307,12 @@ def read_declarations(root, discovery):
     return Declarations(root, discovery, manifest, classes, kinds, lists)
 
 
-def discover_files(decl, counters):
+def discover_files(decl, counters, listing=None):
     """One discovery (§4.3): (claims, diagnostics, the directories a walk entered, every
-    path listed)."""
+    path listed). `listing`: the git listing, when the caller started it earlier."""
     began = time.perf_counter_ns()
     if decl.discovery == "vcs":
-        (paths, decl.links), directories = list_vcs(decl.root), ()
+        (paths, decl.links), directories = list_vcs(decl.root, listing), ()
     else:
         paths, directories, decl.on_disk = list_filesystem(decl.root, decl.manifest)
     claims, diagnostics = discover(paths, decl.classes, decl.manifest)
@@ -4299,9 +4321,16 @@ def first_generation(start, discovery, counters, live=None):
     """Root → declarations → discovery → index → registry (§9.0): generation 1, and what
     a live process needs to follow it (the declarations' signatures and the walk)."""
     root = find_root(start)
-    decl = read_declarations(root, discovery)
-    dirs = find_git_dirs(root)
-    claims, diagnostics, walked, listed = discovered = discover_files(decl, counters)
+    # git lists the index while the declarations are read (still one ls-files, §4.3).
+    listing = git_started(root, *LS_FILES) if discovery == "vcs" else None
+    try:
+        decl = read_declarations(root, discovery)
+        dirs = find_git_dirs(root)
+    except BaseException:
+        if listing is not None:
+            listing()                    # reaped, not left behind
+        raise
+    claims, diagnostics, walked, listed = discovered = discover_files(decl, counters, listing)
     head = read_head(dirs) if dirs is not None else (None, None)
     began = time.perf_counter_ns()
     with _Building():
