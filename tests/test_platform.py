@@ -308,6 +308,49 @@ class WhichGitTest(unittest.TestCase):
         self.assertEqual(tried, ["C:\\Git\\cmd\\git.exe"])
 
 
+class GitSpawnTest(unittest.TestCase):
+    """git is spawned with posix_spawn where the platform has it and through subprocess
+    elsewhere (Windows): both give the same answers; the listing started before the
+    declarations are read is reaped when they fail."""
+
+    def setUp(self):
+        self.repo = support.make_repo(self)
+
+    def without_posix_spawn(self, call):
+        saved = os.posix_spawn
+        del os.posix_spawn
+        try:
+            return call()
+        finally:
+            os.posix_spawn = saved
+
+    def test_portable_spawn_answers_alike(self):
+        listed = mj.list_vcs(self.repo)
+        self.assertIn(".ai/manifest.yaml", listed[0])
+        self.assertEqual(self.without_posix_spawn(lambda: mj.list_vcs(self.repo)), listed)
+        for spawn in (lambda call: call(), self.without_posix_spawn):
+            code, out, reason = spawn(lambda: mj._git(self.repo, "rev-parse", "--verify",
+                                                      "no-such-ref"))
+            self.assertEqual((code, out, reason), (128, b"", "Needed a single revision"))
+
+    def test_early_listing_reaped_when_declarations_fail(self):
+        with open(os.path.join(self.repo, ".ai", "manifest.yaml"), "a") as handle:
+            handle.write("\tbroken: tab\n")
+        started = []
+        real = mj.git_started
+
+        def spy(*args):
+            wait = real(*args)
+            started.append(args)
+            return wait
+        with mock.patch.object(mj, "git_started", spy):
+            with self.assertRaises(mj.Fatal):
+                mj.first_generation(self.repo, "vcs", mj.Counters())
+        self.assertEqual(started, [(self.repo,) + mj.LS_FILES])
+        with self.assertRaises(ChildProcessError):    # no child left unreaped
+            os.waitpid(-1, os.WNOHANG)
+
+
 class BytesAsTheyAreTest(unittest.TestCase):
     """§24 bytes as they are: O_BINARY where the platform has it."""
 
