@@ -79,10 +79,32 @@ def bytecode(source):
 
 
 def compiled(source):
-    """The pyc's bytes, in the child bytecode() runs."""
+    """The pyc's bytes, in the child bytecode() runs. Every string the code holds is held
+    once more while it is written: marshal flags an object for back-reference only when
+    something else refers to it, and whether anything else in the process held an
+    interned name moved with the files beside this script (3.10: one folder in two)."""
     code = compile(source, "majordomus.py", "exec", dont_inherit=True)
+    held = list(strings_in(code))
+    data = marshal.dumps(code)
+    del held
     return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
-            + importlib.util.source_hash(source) + marshal.dumps(code))
+            + importlib.util.source_hash(source) + data)
+
+
+def strings_in(value):
+    """Every str a code object holds, through its constants and nested code."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (tuple, frozenset)):
+        for item in value:
+            yield from strings_in(item)
+    elif hasattr(value, "co_code"):
+        for name in CODE_STRINGS:
+            yield from strings_in(getattr(value, name, None))
+
+
+CODE_STRINGS = ("co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars",
+                "co_filename", "co_name", "co_qualname")
 
 
 def build(output):
