@@ -68,10 +68,8 @@ def bytecode(source):
     source beside it in the archive is the one it was compiled from, so nothing needs to
     read and hash the source at every start.
 
-    Always compiled in a fresh child under a fixed hash seed: marshal writes a frozenset
-    constant in its hash order (which moves with the seed on 3.9 and 3.10), and flags a
-    string for back-reference by its reference count (which moves with what the compiling
-    process did before), so only one process state gives one set of bytes."""
+    Compiled in a child under a fixed hash seed, whatever this process's seed: marshal
+    writes a frozenset constant in its hash order, which moves with the seed (3.9, 3.10)."""
     env = dict(os.environ, PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--bytecode"],
                           input=source, stdout=subprocess.PIPE, env=env, check=True)

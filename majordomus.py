@@ -1617,15 +1617,16 @@ def git_started(root, *args):
     (returncode, stdout bytes, stderr text). Started early, git runs while Python works."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     program = git_program()
+    missing = lambda: (127, b"", "git is not installed (no 'git' on PATH)")  # noqa: E731
     if program is None:
-        return lambda: (127, b"", "git is not installed (no 'git' on PATH)")
+        return missing
     # An fsmonitor daemon would write under .git (§24).
     argv = [program, "-c", "core.fsmonitor=false", "-C", root] + list(args)
     try:
         finish = (_spawn(argv, env) if hasattr(os, "posix_spawn")
                   else _spawn_portable(argv, env))
     except FileNotFoundError:
-        return lambda: (127, b"", "git is not installed (no 'git' on PATH)")
+        return missing
     except OSError as exc:
         reason = "git cannot be run: %s" % _os_reason(exc)
         return lambda: (126, b"", reason)
@@ -1698,12 +1699,12 @@ def _git_reason(stderr):
 LS_FILES = ("ls-files", "-s", "-z")
 
 
-def list_vcs(root, started=None):
+def list_vcs(root, listing=None):
     """The paths of the git index under `root`, relative to it, and those of them whose
     index mode is a symlink's (120000), whatever is on disk: with core.symlinks=false a
-    tracked symlink is checked out as a small text file (§24). One git call (`started`:
+    tracked symlink is checked out as a small text file (§24). One git call (`listing`:
     git_started's wait for LS_FILES, when the caller started it earlier)."""
-    code, out, reason = (started or git_started(root, *LS_FILES))()
+    code, out, reason = (listing or git_started(root, *LS_FILES))()
     if code != 0:
         raise Fatal(EXIT_INTERNAL, "git: %s; discovery through the version-control index "
                     "needs git (or pass --discovery filesystem)" % reason)
