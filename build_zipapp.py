@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Build majordomus.pyz: majordomus.py, __main__.py, schema/, share/allow/ and share/ui/ in one
-file.
+file, with the module's bytecode and the data files already read (share/shipped.marshal).
 
 Reproducible: entries sorted, timestamps and permissions fixed, so two builds of the same
 tree are byte-identical. The archive also carries majordomus.pyc, compiled by the building
@@ -54,6 +54,7 @@ def entries():
     with open(os.path.join(HERE, "majordomus.py"), "rb") as handle:
         found["majordomus.py"] = source = handle.read()
     found["majordomus.pyc"] = bytecode(source)
+    found["share/shipped.marshal"] = child("--shipped", b"")
     for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",)),
                              ("share/ui", (".css", ".js"))):
         for name in sorted(os.listdir(os.path.join(HERE, folder))):
@@ -70,10 +71,25 @@ def bytecode(source):
 
     Compiled in a child under a fixed hash seed, whatever this process's seed: marshal
     writes a frozenset constant in its hash order, which moves with the seed (3.9, 3.10)."""
+    return child("--bytecode", source)
+
+
+def child(option, data):
+    """What this script answers to `option` in a child under hash seed 0, `data` its input."""
     env = dict(os.environ, PYTHONHASHSEED="0")
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--bytecode"],
-                          input=source, stdout=subprocess.PIPE, env=env, check=True)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), option],
+                          input=data, stdout=subprocess.PIPE, env=env, check=True)
     return proc.stdout
+
+
+def shipped():
+    """share/shipped.marshal: schema/kinds.yaml and share/allow/ as the module reads them
+    (its own readers, from this folder), in marshal's format 2, which has no
+    back-references: the bytes depend on the files alone, and every Python 3 reads them."""
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    import majordomus
+    return marshal.dumps(majordomus.read_shipped(), 2)
 
 
 def compiled(source):
@@ -130,6 +146,9 @@ def build(output):
 if __name__ == "__main__":
     if sys.argv[1:] == ["--bytecode"]:     # the child bytecode() runs: source in, pyc out
         sys.stdout.buffer.write(compiled(sys.stdin.buffer.read()))
+        sys.exit(0)
+    if sys.argv[1:] == ["--shipped"]:      # the child entries() runs: the data already read
+        sys.stdout.buffer.write(shipped())
         sys.exit(0)
     target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "majordomus.pyz")
     print(build(target))

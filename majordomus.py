@@ -787,6 +787,39 @@ def read_embedded(relative):
         return handle.read()
 
 
+# What build_zipapp.py stores beside them in the archive: the same files already read, so
+# that a start from the archive does not parse them again (§23). Plain data in marshal's
+# format 2 (no back-references, so the bytes depend on nothing but the files):
+# {"kinds": the parsed kinds.yaml, "allow": {name: (patterns, sorted shapes, the rest)}}.
+SHIPPED_READ = "share/shipped.marshal"
+_READ = []
+
+
+def shipped_read(part):
+    """One part of SHIPPED_READ, or None when there is none (run from a checkout, or an
+    archive without it): the caller then reads the file itself."""
+    if not _READ:
+        try:
+            import marshal
+            _READ.append(marshal.loads(read_embedded(SHIPPED_READ)))
+        except (OSError, EOFError, ValueError, TypeError):
+            _READ.append({})
+    return _READ[0].get(part)
+
+
+def read_shipped():
+    """SHIPPED_READ's content, read from the files by the module's own readers (what
+    build_zipapp.py stores)."""
+    listed = {}
+    for name in sorted(os.listdir(os.path.join(os.path.dirname(__file__), "share/allow"))):
+        if name.endswith(".txt"):
+            allow = AllowList.from_text(name[:-4], read_embedded("share/allow/" + name)
+                                        .decode("utf-8"))
+            listed[allow.name] = (allow.patterns, sorted(allow.shapes), allow.rest)
+    return {"kinds": parse_subset(read_embedded(SHIPPED_KINDS).decode("utf-8")),
+            "allow": listed}
+
+
 class KindsError(Exception):
     """A kinds file or an allow-list that cannot be used; str() is the reason (§4.1, §4.4).
     The caller adds where: exit 13 for the shipped files, exit 10 for the repository's."""
@@ -812,7 +845,11 @@ class AllowList:
         if patterns is not None:
             self._take(patterns)
 
-    def _take(self, patterns):
+    def _take(self, patterns, read=None):
+        if read is not None:      # (patterns, shapes, rest) from SHIPPED_READ
+            self.patterns, shapes, self.rest = read
+            self.shapes = set(shapes)
+            return
         self.patterns, self.shapes, self.rest = patterns, set(), []
         for pattern in patterns:
             shapes = _pattern_shapes(pattern)
@@ -824,6 +861,9 @@ class AllowList:
     def _load(self):
         """A shipped list is read on first use: a start pays only for the lists its layer
         uses."""
+        read = (shipped_read("allow") or {}).get(self.name)
+        if read is not None:
+            return self._take(None, read)
         try:
             text = read_embedded("share/allow/%s.txt" % self.name)
         except OSError:
@@ -841,6 +881,11 @@ class AllowList:
     @classmethod
     def shipped(cls, name):
         """A list of share/allow/; None when the tool ships none of that name."""
+        read = (shipped_read("allow") or {}).get(name)
+        if read is not None:
+            allow = cls(name, None)
+            allow._take(None, read)
+            return allow
         try:
             text = read_embedded("share/allow/%s.txt" % name)
         except OSError:
@@ -1083,7 +1128,8 @@ def shipped_kinds():
     if _SHIPPED:
         return _SHIPPED[0]
     try:
-        tree = parse_subset(read_embedded(SHIPPED_KINDS).decode("utf-8"))
+        tree = shipped_read("kinds") or parse_subset(
+            read_embedded(SHIPPED_KINDS).decode("utf-8"))
         declared, specs = check_kinds_tree(tree)
         link_kinds(specs, declared)
     except (OSError, UnicodeDecodeError, SubsetError, KindsError) as exc:

@@ -1,7 +1,9 @@
-"""Lean start-up (SPEC §23): what a small session does not import, and the hand-written
+"""Lean start-up (SPEC §23): what a small session does not import, the hand-written
 replacements that make it so answering exactly as what they replace (JSON through the json
-module's C half; the text tests written without regular expressions)."""
+module's C half; the text tests written without regular expressions), and the shipped data
+that the archive carries already read."""
 import json
+import marshal
 import os
 import random
 import re
@@ -14,6 +16,8 @@ import zipfile
 from tests import support
 
 import majordomus as mj
+
+REAL = os.path.join(os.path.dirname(support.ROOT), "shared", "fixtures", "real-latest")
 
 
 def values(rng, depth=0):
@@ -151,6 +155,74 @@ class StartImportsTest(unittest.TestCase):
                 self.assertEqual(sorted({"re", "json"} & (imported - baseline)), [])
                 if args == ["mcp"]:
                     self.assertIn("_json", imported)     # the answer went through it
+
+
+class ShippedReadTest(unittest.TestCase):
+    """share/shipped.marshal: the archive carries schema/kinds.yaml and share/allow/ already
+    read; a start from the archive uses it, and one without it (or with it broken) reads
+    the files and answers the same."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.mkdtemp(prefix="mj-shipped-")
+        cls.addClassCleanup(shutil.rmtree, cls.scratch, True)
+        with zipfile.ZipFile(support.PYZ) as archive:
+            cls.entries = [(info, archive.read(info)) for info in archive.infolist()]
+
+    def archive(self, name, read):
+        """The built archive with its shipped.marshal replaced by `read` (None: left out)."""
+        path = os.path.join(self.scratch, name + ".pyz")
+        with zipfile.ZipFile(path, "w") as archive:
+            for info, data in self.entries:
+                if info.filename == mj.SHIPPED_READ:
+                    if read is None:
+                        continue
+                    data = read
+                archive.writestr(info, data)
+        return path
+
+    def inspect(self, pyz, repo):
+        proc = subprocess.run([support.PYTHON, pyz, "mcp", "--inspect", "--format", "json"],
+                              cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=support.base_env(), timeout=60)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def test_it_is_what_the_files_read(self):
+        stored = dict(self.entries)
+        data = [d for info, d in self.entries if info.filename == mj.SHIPPED_READ]
+        self.assertEqual(len(data), 1, sorted(info.filename for info in stored))
+        read = marshal.loads(data[0])
+        self.assertEqual(read, mj.read_shipped())
+        self.assertEqual(sorted(read["allow"]), sorted(
+            name[:-4] for name in os.listdir(os.path.join(support.ROOT, "share", "allow"))
+            if name.endswith(".txt")))
+        self.assertEqual(data[0][:1], b"{")   # format 2: no back-reference flag (0x80)
+
+    def test_a_start_reads_it(self):
+        repo = support.make_repo(self)
+        read = mj.read_shipped()
+        patterns, shapes, rest = read["allow"]["rule"]
+        self.assertIn("title", shapes)
+        read["allow"]["rule"] = ([p for p in patterns if p != "^title$"],
+                                 [s for s in shapes if s != "title"], rest)
+        code, out, err = self.inspect(self.archive("edited", marshal.dumps(read, 2)), repo)
+        self.assertEqual(code, 10, err)       # the index is degraded: §8
+        self.assertIn(b"key(s) not in share/allow/rule.txt: title", out[:4000])
+        code, out, err = self.inspect(support.PYZ, repo)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn(b"unknown_key", out)
+
+    def test_without_it_the_same_answers(self):
+        real = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
+        support.copy_tree(REAL, real)
+        support.commit_all(real)
+        for repo in (support.make_repo(self), real):
+            expected = self.inspect(support.PYZ, repo)
+            self.assertIn(b'"objects"', expected[1])
+            for name, read in (("absent", None), ("broken", b"\x00not marshal"),
+                               ("truncated", marshal.dumps(mj.read_shipped(), 2)[:100])):
+                with self.subTest(name=name):
+                    self.assertEqual(self.inspect(self.archive(name, read), repo), expected)
 
 
 if __name__ == "__main__":
