@@ -801,9 +801,10 @@ def shipped_read(part):
     if not _READ:
         try:
             import marshal
-            _READ.append(marshal.loads(read_embedded(SHIPPED_READ)))
+            read = marshal.loads(read_embedded(SHIPPED_READ))
         except (OSError, EOFError, ValueError, TypeError):
-            _READ.append({})
+            read = None
+        _READ.append(read if type(read) is dict else {})
     return _READ[0].get(part)
 
 
@@ -845,11 +846,12 @@ class AllowList:
         if patterns is not None:
             self._take(patterns)
 
-    def _take(self, patterns, read=None):
-        if read is not None:      # (patterns, shapes, rest) from SHIPPED_READ
-            self.patterns, shapes, self.rest = read
-            self.shapes = set(shapes)
-            return
+    def _take_read(self, read):
+        """(patterns, shapes, the rest) as SHIPPED_READ stores them."""
+        self.patterns, shapes, self.rest = read
+        self.shapes = set(shapes)
+
+    def _take(self, patterns):
         self.patterns, self.shapes, self.rest = patterns, set(), []
         for pattern in patterns:
             shapes = _pattern_shapes(pattern)
@@ -863,7 +865,7 @@ class AllowList:
         uses."""
         read = (shipped_read("allow") or {}).get(self.name)
         if read is not None:
-            return self._take(None, read)
+            return self._take_read(read)
         try:
             text = read_embedded("share/allow/%s.txt" % self.name)
         except OSError:
@@ -884,7 +886,7 @@ class AllowList:
         read = (shipped_read("allow") or {}).get(name)
         if read is not None:
             allow = cls(name, None)
-            allow._take(None, read)
+            allow._take_read(read)
             return allow
         try:
             text = read_embedded("share/allow/%s.txt" % name)

@@ -220,7 +220,8 @@ class ShippedReadTest(unittest.TestCase):
             expected = self.inspect(support.PYZ, repo)
             self.assertIn(b'"objects"', expected[1])
             for name, read in (("absent", None), ("broken", b"\x00not marshal"),
-                               ("truncated", marshal.dumps(mj.read_shipped(), 2)[:100])):
+                               ("truncated", marshal.dumps(mj.read_shipped(), 2)[:100]),
+                               ("a list", marshal.dumps([1, 2], 2))):
                 with self.subTest(name=name):
                     self.assertEqual(self.inspect(self.archive(name, read), repo), expected)
 
