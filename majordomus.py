@@ -846,10 +846,15 @@ class AllowList:
         if patterns is not None:
             self._take(patterns)
 
-    def _take_read(self, read):
-        """(patterns, shapes, the rest) as SHIPPED_READ stores them."""
-        self.patterns, shapes, self.rest = read
+    def _take_stored(self):
+        """The list as SHIPPED_READ stores it, (patterns, shapes, the rest); False when the
+        archive stores none of this name."""
+        stored = (shipped_read("allow") or {}).get(self.name)
+        if stored is None:
+            return False
+        self.patterns, shapes, self.rest = stored
         self.shapes = set(shapes)
+        return True
 
     def _take(self, patterns):
         self.patterns, self.shapes, self.rest = patterns, set(), []
@@ -863,9 +868,8 @@ class AllowList:
     def _load(self):
         """A shipped list is read on first use: a start pays only for the lists its layer
         uses."""
-        read = (shipped_read("allow") or {}).get(self.name)
-        if read is not None:
-            return self._take_read(read)
+        if self._take_stored():
+            return
         try:
             text = read_embedded("share/allow/%s.txt" % self.name)
         except OSError:
@@ -883,19 +887,18 @@ class AllowList:
     @classmethod
     def shipped(cls, name):
         """A list of share/allow/; None when the tool ships none of that name."""
-        read = (shipped_read("allow") or {}).get(name)
-        if read is not None:
-            allow = cls(name, None)
-            allow._take_read(read)
+        allow = cls(name, None)
+        if allow._take_stored():
             return allow
         try:
             text = read_embedded("share/allow/%s.txt" % name)
         except OSError:
             return None
         try:
-            return cls.from_text(name, text.decode("utf-8"))
+            allow._take(_list_patterns(text.decode("utf-8")))
         except UnicodeDecodeError as exc:
             raise _schema_defect("share/allow/%s.txt: %s" % (name, exc))
+        return allow
 
     def compile(self):
         """The matcher of the patterns that are no plain key path; KindsError naming the

@@ -37,7 +37,7 @@ Rows, by the issue they measure (each printed with its goal and "met" / "not met
   spawn -> initialize vs its --inspect (<= 1.1x); peak RSS (VmHWM of a session after its
   initialize answer) at 20,000 rules (<= 3 x file bytes + 40 MB) and at 10,000 rules vs
   0436a0f (<= 0.6x); one edited rule -> new generation vs 0436a0f. Beside them, the
-  floor (FLOOR_MAIN): the archive's module loaded, one git listing, every claimed file
+  floor (FLOOR_BODY): the archive's module loaded, one git listing, every claimed file
   read and parsed by the module's reader and nothing else, on real-latest and on 10,000
   rules: what any start-up doing its whole work must exceed.
 - §20 context: majordomus_context first of a generation (<= 20 ms), distinct paths and a
@@ -2433,19 +2433,13 @@ def build_old(tmp):
     return out, None
 
 
-# §23's floor: what no start-up can avoid. The module loaded as the archive loads it, one
-# `git ls-files` started before the declarations are read, every claimed file read and
-# parsed by the module's own subset reader, then the answer to the first line read. Nothing
-# is checked, built, indexed or registered: a start that does its whole work takes longer.
-FLOOR_MAIN = r"""import marshal, os, sys
-loader = __loader__
-data = loader.get_data(loader.archive + "/" + loader.prefix + "majordomus.pyc")
-module = type(sys)("majordomus")
-module.__file__ = loader.archive + "/" + loader.prefix + "majordomus.py"
-module.__loader__ = loader
-sys.modules["majordomus"] = module
-exec(marshal.loads(memoryview(data)[16:]), module.__dict__)
-m = module
+# §23's floor: what no start-up can avoid. The archive's own entry point loads the module
+# (build_zipapp.MAIN, its last line swapped), then one `git ls-files` is started before the
+# declarations are read, every claimed file is read and parsed by the module's subset
+# reader, and the first line read is answered. Nothing is checked, built, indexed or
+# registered: a start that does its whole work takes longer.
+FLOOR_BODY = r"""import os
+m = _load()
 root = m.find_root(".")
 listing = m.git_started(root, *m.LS_FILES)
 decl = m.read_declarations(root, "vcs")
@@ -2468,20 +2462,24 @@ sys.stdout.write('{"jsonrpc":"2.0","id":1,"result":{}}\n')
 sys.stdout.flush()
 sys.stdin.buffer.read()
 """
+FLOOR_LAST = b"sys.exit(_load().main())\n"
 
 
 def build_floor(tmp):
-    """The built archive with FLOOR_MAIN as its __main__.py: (path, None), or (None, why)."""
+    """The built archive with its entry point ending in FLOOR_BODY: (path, None), or (None,
+    why)."""
     import zipfile
     out = os.path.join(tmp, "floor.pyz")
     try:
         with zipfile.ZipFile(PYZ) as src, zipfile.ZipFile(out, "w") as dst:
-            if "majordomus.pyc" not in src.namelist():
-                return None, "the archive carries no majordomus.pyc"
+            main = src.read("__main__.py")
+            if "majordomus.pyc" not in src.namelist() or not main.endswith(FLOOR_LAST):
+                return None, "the archive's entry point is not the one this floor extends"
+            main = main[:-len(FLOOR_LAST)] + FLOOR_BODY.encode()
             for info in src.infolist():
-                dst.writestr(info, FLOOR_MAIN if info.filename == "__main__.py"
+                dst.writestr(info, main if info.filename == "__main__.py"
                              else src.read(info))
-    except (OSError, zipfile.BadZipFile) as e:
+    except (OSError, KeyError, zipfile.BadZipFile) as e:
         return None, "%s: %s" % (type(e).__name__, e)
     return out, None
 
