@@ -2926,8 +2926,8 @@ BM25_K1, BM25_B = 1.2, 0.75
 PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
 PHRASE_SCAN_OVER = 256    # more hits than this: the text is scanned for the phrase first
 POSTINGS_KEPT = 512       # terms whose postings a generation keeps (least recently used go)
-FIND_TERMS_MOST = 4       # more new terms than this: one regex scan finds them all at once
-FIND_MOST = 2000          # a term found more often is left to that scan (str.find is per hit)
+FIND_MOST = 2000          # a term found more often is a common one (str.find is per hit)
+LAZY_MOST = 1000          # a common term asked at more objects is weighed in all at once
 _WORD = r"[^\W_]+"        # a term: a maximal run of Unicode letters and digits
 _VOWELS = frozenset("aeiouy")
 _FOLDED = {}              # term -> folded term, for every term seen by this process
@@ -3025,22 +3025,20 @@ def _leaves(node):
             yield value
 
 
-_ASCII_TERMS = []   # the bytes.translate tables of the ASCII fast path, made on first use
+_ASCII_TERMS = []   # bytes.translate's table of the ASCII fast path, made on first use
 
 
-def _ascii_table(keep_marks=False):
-    """bytes.translate's table: letters and digits lower-cased, every other ASCII byte a
-    space (with `keep_marks`, the index's field marks \\x00 and \\x01 kept)."""
+def _ascii_table():
+    """bytes.translate's table: ASCII letters and digits lower-cased, every other ASCII
+    byte a space, the bytes past ASCII kept."""
     if not _ASCII_TERMS:
         table = bytearray(b" " * 128)
         for code in range(128):
             char = chr(code)
             if char.isalnum():
                 table[code] = ord(char.lower())
-        plain = bytes(table) + bytes(range(128, 256))
-        table[0], table[1] = 0, 1
-        _ASCII_TERMS.extend((plain, bytes(table) + bytes(range(128, 256))))
-    return _ASCII_TERMS[1 if keep_marks else 0]
+        _ASCII_TERMS.append(bytes(table) + bytes(range(128, 256)))
+    return _ASCII_TERMS[0]
 
 
 def _normalised(text):
@@ -3054,12 +3052,14 @@ def _normalised(text):
 
 class TermIndex:
     """The searched text of every object of one generation as one string (an object is
-    ` \\x01 head \\x00 description \\x00 body `, each field's terms space-separated), the
-    field boundaries, the field lengths, and the postings of the terms asked so far. The
+    `   head   description   body `, each field's terms space-separated), the field
+    boundaries, the field lengths, and the postings of the terms asked so far. The
     texts of objects a previous generation had are taken from its index, not made again."""
 
     def __init__(self, objects, previous=None):
         import array
+        import operator
+        from itertools import accumulate, cycle
         self.objects = objects
         reuse = previous.spans() if previous is not None else {}
         parts, lengths = [], array.array("L")    # lengths: each field's, in characters
@@ -3070,34 +3070,28 @@ class TermIndex:
                 lengths.extend(old[2])
                 continue
             fields = _search_fields(obj)
-            piece = " \x01 %s \x00 %s \x00 %s " % fields
-            if not piece.isascii() or piece.count("\x00") != 2 or piece.count("\x01") != 1:
-                # The rare field that casefold may lengthen, or that holds a mark itself:
-                # normalised on its own (an ASCII piece is translated with the rest below,
-                # one character for one, so its raw lengths are its lengths).
+            piece = "   %s   %s   %s " % fields
+            if not piece.isascii():
+                # casefold may lengthen a character: the field is normalised on its own (an
+                # ASCII piece is translated with the rest below, one character for one, so
+                # its raw lengths are its lengths)
                 fields = tuple(_normalised(text) for text in fields)
-                piece = " \x01 %s \x00 %s \x00 %s " % fields
+                piece = "   %s   %s   %s " % fields
             parts.append(piece)
             lengths.extend(map(len, fields))
-        text = "".join(parts)
-        table = _ascii_table(keep_marks=True)
-        if text.isascii():
-            text = text.encode("ascii").translate(table).decode("ascii")
-        else:      # (a normalised piece is left alike by the table: translated again)
-            text = "".join(part.encode("ascii").translate(table).decode("ascii")
-                           if part.isascii() else part for part in parts)
-        self.text = text
+        # UTF-8's bytes past ASCII are left alike by the table, and a normalised piece's
+        # ASCII too: one translation of the whole
+        self.text = "".join(parts).encode("utf-8").translate(_ascii_table()).decode("utf-8")
         self.lengths = lengths
-        self.starts = starts = array.array("L")   # where each field begins (3 an object)
-        at = 0
-        for n in range(0, len(lengths), 3):
-            head, description, body = lengths[n], lengths[n + 1], lengths[n + 2]
-            starts.extend((at + 2, at + 5 + head, at + 8 + head + description))
-            at += 10 + head + description + body
+        # where each field begins (3 an object), at the space before its first term: 3
+        # characters lie between a field and the next, and 4 between objects
+        self.starts = array.array("L", accumulate(map(operator.add, lengths, cycle(
+            (3, 3, 4))), initial=2))
+        del self.starts[-1:]
         count = max(len(objects), 1)
         self.average = [max(sum(lengths[f::3]) / count, 1.0) for f in range(3)]
         self._postings = {}
-        self._factors = None
+        self._objects = None
 
     def phrase_positions(self, phrase):
         """The positions of the objects in whose text the phrase's terms stand in its
@@ -3123,13 +3117,13 @@ class TermIndex:
         return out
 
     def postings(self, terms):
-        """[{object position: the term's BM25F weight in it}] of each term, in order;
-        the terms not cached are found in one scan of the text. The last POSTINGS_KEPT
-        terms asked are kept (least recently used dropped)."""
+        """[the posting of each term], in order: a dict {object position: the term's BM25F
+        weight in it}, or for a term more than half of the objects carry, a _Common whose
+        weights are made where a search asks (weights_at). The last POSTINGS_KEPT terms
+        asked are kept (least recently used dropped)."""
         missing = [term for term in dict.fromkeys(terms) if term not in self._postings]
         if missing:
-            for term, counts in self._counts(missing).items():
-                self._postings[term] = self._weights(counts)
+            self._postings.update(self._find(missing))
         out = []
         for term in terms:
             found = self._postings.pop(term)
@@ -3139,50 +3133,54 @@ class TermIndex:
             del self._postings[next(iter(self._postings))]
         return out
 
-    def _counts(self, terms):
-        """{term: {field slot: count}} of every word that begins as a term's inflections
-        all do and folds to it (a field slot is 3 times the object's position plus the
-        field, plus one). A few terms are each looked for with str.find, a rare one at C
-        speed; many terms, or one that proves common, are found in one regex scan."""
+    def _find(self, terms):
+        """{term: its posting} of new terms. Every word that begins as a term's inflections
+        all do and folds to it counts (the words that fold to `policy` begin with `polic`).
+        Each term is looked for with str.find, a rare one at C speed; one found more than
+        FIND_MOST times is a common one (_common). A term whose needle was left out for a
+        shorter one that proved common is looked for again with its own."""
         import bisect
         from collections import Counter
         from functools import partial
-        exact, prefixes = [], []
-        for term in terms:
-            # A longer word folds to a term of 3 or more ASCII letters only; the words that
-            # fold to `policy` begin with `polic`.
-            if len(term) < 3 or not (term.isascii() and term.isalpha()):
-                exact.append(term)
-            else:
-                prefixes.append(term[:-1] if term.endswith("y") else term)
-        kept = []            # no prefix of another kept one: each word is found once
-        for prefix in sorted(set(prefixes)):
-            if not kept or not prefix.startswith(kept[-1]):
-                kept.append(prefix)
-        exact = [term for term in exact if not term.startswith(tuple(kept))]
-        at = {}                              # word -> where it begins in the text
-        if len(exact) + len(kept) <= FIND_TERMS_MOST:
-            exact, kept = self._find_rare(at, exact, kept)
-        if exact or kept:
-            self._scan(at, exact, kept)
-        wanted = {term: [] for term in terms}
-        for word, places in at.items():
-            term = fold_term(word)
-            if term in wanted:
-                wanted[term] += places
         slot = partial(bisect.bisect_right, self.starts)
-        return {term: Counter(map(slot, places)) for term, places in wanted.items()}
+        out, pending = {}, terms
+        while pending:
+            exact = [term for term in pending if _whole(term)]
+            kept = []        # no prefix of another kept one: each word is found once
+            for prefix in sorted({_prefix(term) for term in pending if not _whole(term)}):
+                if not kept or not prefix.startswith(kept[-1]):
+                    kept.append(prefix)
+            exact = [term for term in exact if not term.startswith(tuple(kept))]
+            at = {}                          # word -> where it begins in the text
+            common = self._find_rare(at, exact, kept)
+            wanted = {term: [] for term in pending}
+            for word, places in at.items():
+                term = fold_term(word)
+                if term in wanted:
+                    wanted[term] += places
+            again = []
+            for term, places in wanted.items():
+                own = term if _whole(term) else _prefix(term)
+                if own in common:
+                    out[term] = self._common(term)
+                elif term.startswith(tuple(common)):
+                    again.append(term)
+                else:    # in text order: each object's fields are summed in one order
+                    out[term] = self._weights(Counter(map(slot, sorted(places))))
+            pending = again
+        return out
 
     def _find_rare(self, at, exact, prefixes):
         """Each whole word of `exact` and each word beginning with a prefix, found with
-        str.find into `at`; those with more than FIND_MOST places are given back (exact,
-        prefixes) for the scan."""
+        str.find into `at`; those found more than FIND_MOST times (or as often in the
+        text's first sixteenth, by str.count) are given back."""
         text = self.text
-        find = text.find
-        common = ([], [])
+        find, sample = text.find, len(text) // 16
+        common = set()
         for whole, needle in ([(True, " %s " % term) for term in exact]
                               + [(False, " " + prefix) for prefix in prefixes]):
-            found, i = [], find(needle)
+            many = text.count(needle, 0, sample) * 16 > FIND_MOST
+            found, i = [], -1 if many else find(needle)
             while i >= 0 and len(found) <= FIND_MOST:
                 if whole:
                     found.append((needle[1:-1], i))
@@ -3191,8 +3189,8 @@ class TermIndex:
                     end = find(" ", i + 1)
                     found.append((text[i + 1:end], i))
                     i = find(needle, end)
-            if i >= 0:
-                common[0 if whole else 1].append(needle.strip(" "))
+            if many or i >= 0:
+                common.add(needle.strip(" "))
                 continue
             for word, i in found:
                 places = at.get(word)
@@ -3202,6 +3200,69 @@ class TermIndex:
                     places.append(i)
         return common
 
+    def _common(self, term):
+        """The posting of a term found too often for str.find: the objects that carry it,
+        from one str.find in each for the term's needle, whose word there folds to the
+        term or not, then where it did not, one str.find for each word of the text's first
+        sixteenth that folds to it, and a look at the rest; then, when more than half of
+        the objects carry it, a _Common, else its weights from one regex scan."""
+        import operator
+        import re
+        from collections import Counter
+        from itertools import compress, repeat
+        text = self.text
+        begins, ends = self._bounds()
+        whole = _whole(term)
+        needle = " %s " % term if whole else " " + _prefix(term)
+        firsts = list(map(text.find, repeat(needle), begins, ends))
+        if whole:
+            mask = bytearray(map((0).__le__, firsts))
+        else:
+            sample = re.compile(re.escape(needle) + "[^ ]*").findall(text, 0, len(text) // 16)
+            sample += [text[i:text.find(" ", i + 1)] for i in firsts[:64] if i >= 0]
+            words = tuple(word + " " for word, _ in Counter(sample).most_common()
+                          if fold_term(word[1:]) == term)     # the most frequent first
+            mask = bytearray(map(text.startswith, repeat(words), firsts))   # (-1: the end)
+            rest = list(compress(range(len(mask)), map(
+                operator.gt, map((0).__le__, firsts), mask)))
+            for word in words if len(rest) > 64 else ():
+                for position, i in zip(rest, list(map(text.find, repeat(word), [
+                        begins[p] for p in rest], [ends[p] for p in rest]))):
+                    mask[position] = i >= 0
+                rest = [position for position in rest if not mask[position]]
+            for position in rest:
+                mask[position] = self._carried(term, needle, firsts[position], ends[position])
+        count = mask.count(1)
+        if count > len(mask) / 2:
+            return _Common(term, mask, count, self._idf(count))
+        return self._scanned([term])[0]
+
+    def _carried(self, term, needle, i, end):
+        """Whether a word folding to the term is in text[i:end], where the needle is at i."""
+        text = self.text
+        while i >= 0:
+            after = text.find(" ", i + 1)
+            if fold_term(text[i + 1:after]) == term:
+                return True
+            i = text.find(needle, after, end)
+        return False
+
+    def _scanned(self, terms):
+        """[the weights of each term in every object], from one regex scan of the text."""
+        import bisect
+        from collections import Counter
+        from functools import partial
+        at = {}
+        self._scan(at, [t for t in terms if _whole(t)],
+                   [_prefix(t) for t in terms if not _whole(t)])
+        wanted = {term: [] for term in terms}
+        for word, places in at.items():
+            term = fold_term(word)
+            if term in wanted:
+                wanted[term] += places
+        slot = partial(bisect.bisect_right, self.starts)
+        return [self._weights(Counter(map(slot, sorted(wanted[term])))) for term in terms]
+
     def _scan(self, at, exact, prefixes):
         """Every word of `exact` and every word beginning with a prefix, in one regex scan
         of the text, into `at`."""
@@ -3210,7 +3271,7 @@ class TermIndex:
         if exact:
             parts.append(" (?:%s)(?= )" % "|".join(map(re.escape, exact)))
         if prefixes:
-            parts.append(" (?:%s)[^ \x00\x01]*" % "|".join(map(re.escape, prefixes)))
+            parts.append(" (?:%s)[^ ]*" % "|".join(map(re.escape, prefixes)))
         for match in re.finditer("|".join(parts), self.text):
             word = match.group()[1:]
             places = at.get(word)
@@ -3219,26 +3280,111 @@ class TermIndex:
             else:
                 places.append(match.start())
 
+    def weights_at(self, postings, positions):
+        """[{position: weight}] of each posting at the positions asked (a dict posting is
+        given whole). A _Common's weights are made one object at a time, or when more than
+        LAZY_MOST positions are asked, everywhere (and kept), in one scan for them all."""
+        if len(positions) > LAZY_MOST:
+            asked = [p for p in postings if not isinstance(p, dict) and p.whole is None]
+            for posting, whole in zip(asked, self._scanned([p.term for p in asked]) if asked
+                                      else ()):
+                posting.whole = whole
+        out = []
+        for posting in postings:
+            if isinstance(posting, dict) or posting.whole is not None:
+                out.append(posting if isinstance(posting, dict) else posting.whole)
+                continue
+            made, mask = posting.made, posting.mask
+            for position in positions:
+                if mask[position] and position not in made:
+                    made[position] = self._weight_at(posting, position)
+            out.append({position: made[position] for position in positions if mask[position]})
+        return out
+
+    def _weight_at(self, posting, position):
+        """A common term's weight in one object, counted field by field."""
+        term, text = posting.term, self.text
+        whole = _whole(term)
+        needle = " %s " % term if whole else " " + _prefix(term)
+        starts = self.starts
+        tf = 0.0
+        for place in range(3 * position, 3 * position + 3):
+            end = starts[place + 1] if place + 1 < len(starts) else len(text)
+            count, i = 0, text.find(needle, starts[place], end)
+            while i >= 0:
+                if whole:
+                    count += 1
+                    i = text.find(needle, i + len(needle) - 1, end)
+                else:
+                    after = text.find(" ", i + 1)
+                    count += fold_term(text[i + 1:after]) == term
+                    i = text.find(needle, after, end)
+            if count:
+                tf += self.factor(place) * count
+        return _saturated(posting.idf, tf)
+
+    def _bounds(self):
+        """(where each object's text begins, where it ends), made on first use."""
+        if self._objects is None:
+            import array
+            begins = self.starts[::3]
+            self._objects = (begins, array.array("L", begins[1:]) + array.array(
+                "L", [len(self.text)]))
+        return self._objects
+
+    def _idf(self, found):
+        total = len(self.objects)
+        return math.log(1 + (total - found + 0.5) / (found + 0.5))
+
     def _weights(self, counts):
         """BM25F: per object, idf times the saturated sum of the fields' weighted counts,
         each normalised by the field's length against its average."""
-        factors, sums = self.factors(), {}
+        factor, sums = self.factor, {}
         for place, count in counts.items():       # place: the field slot plus one
             position = (place - 1) // 3
-            sums[position] = sums.get(position, 0.0) + factors[place - 1] * count
-        total, found = len(self.objects), len(sums)
-        idf = math.log(1 + (total - found + 0.5) / (found + 0.5))
-        return {position: idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
-                for position, tf in sums.items()}
+            sums[position] = sums.get(position, 0.0) + factor(place - 1) * count
+        idf = self._idf(len(sums))
+        return {position: _saturated(idf, tf) for position, tf in sums.items()}
 
-    def factors(self):
-        """Each field slot's weight over its length normalisation, made on first use."""
-        if self._factors is None:
-            average, lengths = self.average, self.lengths
-            self._factors = [SEARCH_WEIGHTS[n % 3] / (1 - BM25_B + BM25_B * lengths[n]
-                                                      / average[n % 3])
-                             for n in range(len(lengths))]
-        return self._factors
+    def factor(self, slot):
+        """A field slot's weight over its length normalisation."""
+        field = slot % 3
+        return SEARCH_WEIGHTS[field] / (1 - BM25_B + BM25_B * self.lengths[slot]
+                                        / self.average[field])
+
+
+def _whole(term):
+    """Whether only the word itself folds to the term: one under 3 letters or not plain
+    ASCII letters (a longer word folds to a term of 3 or more ASCII letters only)."""
+    return len(term) < 3 or not (term.isascii() and term.isalpha())
+
+
+def _prefix(term):
+    """How every word that folds to a term begins (`policies` and `policy`: `polic`)."""
+    return term[:-1] if term.endswith("y") else term
+
+
+def _saturated(idf, tf):
+    return idf * tf * (BM25_K1 + 1) / (tf + BM25_K1)
+
+
+class _Common:
+    """The posting of a term more than half of the objects carry: which objects do (its
+    length is their number, it iterates their positions) and the weights made so far;
+    `whole`, every weight, once a search asked for most of them."""
+
+    __slots__ = ("term", "mask", "found", "idf", "made", "whole")
+
+    def __init__(self, term, mask, found, idf):
+        self.term, self.mask, self.found, self.idf = term, mask, found, idf
+        self.made, self.whole = {}, None
+
+    def __len__(self):
+        return self.found
+
+    def __iter__(self):
+        from itertools import compress
+        return compress(range(len(self.mask)), self.mask)
 
 
 def term_index(gen):
@@ -3265,7 +3411,7 @@ def ranked_hits(gen, query, kind):
     for w in rare or weights:
         carriers.update(w)
     scores = dict.fromkeys(carriers, 0.0)
-    for w in weights:                 # in term order, as a sum over the terms would add
+    for w in index.weights_at(weights, scores):   # in term order, as a sum would add them
         if len(w) <= len(scores):
             for position, weight in w.items():
                 if position in scores:

@@ -105,31 +105,65 @@ class TermsTest(unittest.TestCase):
 
 
 class CountingPathsTest(unittest.TestCase):
-    """A term's counts are the same whether str.find finds it (a few new terms, each
-    rare), the one regex scan does (many new terms), or find gives up on it (common)."""
+    """A term's weights are the same whichever path makes them: str.find (a rare term),
+    one object at a time (a common one, where a search asks) or one regex scan (a common
+    one asked everywhere, or one that fewer than half of the objects carry)."""
 
-    def test_every_path_counts_alike(self):
+    def test_every_path_weighs_alike(self):
         bodies = ["Rules ruled the rule; rulebook. Hand over the handover, handing over.",
                   "rule rule rule  rule: x x 2nd 2nd Straße naïve ß policies policy",
-                  "The policy of policing; a b c; \u00e9t\u00e9 ete quick-brown fox"]
+                  "The policy of policing; a b c; \u00e9t\u00e9 ete quick-brown fox",
+                  "the the the the a a a rule rules ruler rulers"]
         repo = layer(self, *[rule("p%d" % n, "Rule %d" % n, body)
                              for n, body in enumerate(bodies * 3)])
-        gen = mj.first_generation(repo, "vcs", mj.Counters())[0]
-        index = mj.TermIndex(gen.index.objects)
+        objects = mj.first_generation(repo, "vcs", mj.Counters())[0].index.objects
+        everywhere = range(len(objects))
         queries = ["rule", "rules handover", "x 2nd", "policy polic", "straße naïve ß",
                    "the a b c", "hand over handing", "été ete quick brown fox",
-                   "rulebook rule", "absent words here"]
+                   "rulebook rule", "ruler the rule", "absent words here"]
+        paths = {"str.find": (2000, 1000), "one object at a time": (1, 1000),
+                 "one scan": (1, 0)}
+        commons = set()
         for query in queries:
             terms = mj.query_terms(query)[0]
-            answers = []
-            for most_terms, most_places in ((0, 2000), (100, 2000), (100, 1)):
-                with mock.patch.object(mj, "FIND_TERMS_MOST", most_terms), \
-                        mock.patch.object(mj, "FIND_MOST", most_places):
-                    answers.append(index._counts(terms))
+            answers = {}
+            for path, (most_places, most_lazy) in paths.items():
+                index = mj.TermIndex(objects)
+                with mock.patch.object(mj, "FIND_MOST", most_places), \
+                        mock.patch.object(mj, "LAZY_MOST", most_lazy):
+                    postings = index.postings(terms)
+                    if path == "one object at a time":      # each asked on its own
+                        postings = [{p: w for n in everywhere
+                                     for p, w in index.weights_at([posting], [n])[0].items()}
+                                    for posting in postings]
+                    else:
+                        postings = index.weights_at(postings, everywhere)
+                commons.update(t for t, p in zip(terms, index.postings(terms))
+                               if not isinstance(p, dict))
+                answers[path] = dict(zip(terms, postings))
             with self.subTest(query=query):
-                self.assertEqual(answers[0], answers[1])
-                self.assertEqual(answers[0], answers[2])
-                self.assertTrue(any(answers[0].values()) or query == "absent words here")
+                self.assertEqual(answers["str.find"], answers["one object at a time"])
+                self.assertEqual(answers["str.find"], answers["one scan"])
+                self.assertTrue(any(answers["str.find"].values())
+                                or query == "absent words here")
+        # the common paths were taken: the terms most of the 21 objects carry
+        self.assertTrue({"the", "rul", "a"} <= commons, commons)
+
+    def test_a_common_term_counts_where_its_longer_relatives_are_rare(self):
+        """`rul` found everywhere, `ruler` (whose words begin alike) in one object only:
+        ruler is looked for again with its own needle, and weighs as str.find makes it."""
+        bodies = ["the rule %d" % n for n in range(8)] + ["the ruler and the rulers"]
+        repo = layer(self, *[rule("q%d" % n, "Q %d" % n, body)
+                             for n, body in enumerate(bodies)])
+        objects = mj.first_generation(repo, "vcs", mj.Counters())[0].index.objects
+        answers = []
+        for most_places in (2000, 3):
+            index = mj.TermIndex(objects)
+            with mock.patch.object(mj, "FIND_MOST", most_places):
+                answers.append(index.weights_at(index.postings(["rul", "ruler"]),
+                                                range(len(objects))))
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(len(answers[0][1]), 1)
 
 
 class ScoringTest(unittest.TestCase):
