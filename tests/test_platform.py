@@ -636,7 +636,9 @@ class CaseAndNamesTest(unittest.TestCase):
         self.assertEqual((proc.returncode, proc.stdout.decode()), (0, "# Caf\u00e9\n"))
 
     def test_finder_and_explorer_files_never_walked(self):
-        files = {SOURCES: open(os.path.join(support.SKELETON, SOURCES)).read() + (
+        with open(os.path.join(support.SKELETON, SOURCES), encoding="utf-8") as f:
+            sources = f.read()
+        files = {SOURCES: sources + (
             "\n  - id: junk\n    kind: implementation\n    discovery: vcs\n"
             "    pathspec: ':(glob)junk/**'\n    required: false\n")}
         for name in ("._README.md", "docs/._guide.md", "junk/.DS_Store", "junk/Thumbs.db",
