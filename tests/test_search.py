@@ -166,6 +166,35 @@ class CountingPathsTest(unittest.TestCase):
         self.assertEqual(len(answers[0][1]), 1)
 
 
+class ReuseTest(unittest.TestCase):
+    """§21 cost: after a rebuild, the term index takes the texts of unchanged objects from
+    the previous one; what it holds is what a fresh build of the same objects holds."""
+
+    def test_a_rebuilt_index_is_a_fresh_one(self):
+        bodies = ["Plain words, and more of them.", "Straße naïve: été\x00 and \x01 marks",
+                  "the the rule rules", ""]
+        rules = [rule("r%d" % n, "Rule %d" % n, body) for n, body in enumerate(bodies)]
+        repo = layer(self, *rules)
+        before = mj.first_generation(repo, "vcs", mj.Counters())[0].index.objects
+        support.write(repo, rules[2][0], rules[2][1].replace("the the", "a quokka and the"))
+        after = mj.first_generation(repo, "vcs", mj.Counters())[0].index.objects
+        edited = [n for n, obj in enumerate(after) if obj.content != before[n].content]
+        self.assertEqual(len(edited), 1)
+        objects = list(before)
+        objects[edited[0]] = after[edited[0]]          # one object new, the rest the same
+        previous = mj.TermIndex(before)
+        previous.postings(["the", "rul"])
+        reused, fresh = mj.TermIndex(objects, previous), mj.TermIndex(objects)
+        for name in ("text", "starts", "lengths", "average"):
+            with self.subTest(name=name):
+                self.assertEqual(getattr(reused, name), getattr(fresh, name))
+        terms = mj.query_terms("quokka the rules")[0]
+        self.assertEqual(reused.weights_at(reused.postings(terms), range(len(objects))),
+                         fresh.weights_at(fresh.postings(terms), range(len(objects))))
+        self.assertIn(" quokka ", reused.text)
+        self.assertNotIn("\x00", reused.text)
+
+
 class ScoringTest(unittest.TestCase):
     """The order on small layers built by hand (ranked mode, through the real program)."""
 
