@@ -3162,7 +3162,7 @@ class TermIndex:
             for term, places in wanted.items():
                 own = term if _whole(term) else _prefix(term)
                 if own in common:
-                    out[term] = self._common(term)
+                    out[term] = _Common(term)      # settled when a search needs it
                 elif term.startswith(tuple(common)):
                     again.append(term)
                 else:    # in text order: each object's fields are summed in one order
@@ -3200,12 +3200,32 @@ class TermIndex:
                     places.append(i)
         return common
 
-    def _common(self, term):
-        """The posting of a term found too often for str.find: the objects that carry it,
-        from one str.find in each for the term's needle, whose word there folds to the
-        term or not, then where it did not, one str.find for each word of the text's first
-        sixteenth that folds to it, and a look at the rest; then, when more than half of
-        the objects carry it, a _Common, else its weights from one regex scan."""
+    def settle(self, postings, everywhere):
+        """The postings with each _Common settled. With `everywhere`, it is weighed in
+        every object (one scan for them all); else the objects that carry it are found,
+        and where they are at most half of the objects, it is weighed everywhere too. A
+        _Common weighed everywhere is given as its weights."""
+        scan = []
+        for posting in postings:
+            if isinstance(posting, dict) or posting.whole is not None:
+                continue
+            if not everywhere and posting.mask is None:
+                posting.mask = self._carriers(posting.term)
+                posting.found = posting.mask.count(1)
+                posting.idf = self._idf(posting.found)
+            if everywhere or posting.found <= len(self.objects) / 2:
+                scan.append(posting)
+        for posting, whole in zip(scan, self._scanned([p.term for p in scan]) if scan
+                                  else ()):
+            posting.whole, posting.found = whole, len(whole)
+        return [posting if isinstance(posting, dict) or posting.whole is None
+                else posting.whole for posting in postings]
+
+    def _carriers(self, term):
+        """Which objects carry a common term (a bytearray of 0 and 1): one str.find in
+        each for the term's needle, whose word there folds to the term or not; where it
+        did not, one str.find for each word of the text's first sixteenth that folds to
+        it, and a look at the rest."""
         import operator
         import re
         from collections import Counter
@@ -3232,10 +3252,7 @@ class TermIndex:
                 rest = [position for position in rest if not mask[position]]
             for position in rest:
                 mask[position] = self._carried(term, needle, firsts[position], ends[position])
-        count = mask.count(1)
-        if count > len(mask) / 2:
-            return _Common(term, mask, count, self._idf(count))
-        return self._scanned([term])[0]
+        return mask
 
     def _carried(self, term, needle, i, end):
         """Whether a word folding to the term is in text[i:end], where the needle is at i."""
@@ -3284,15 +3301,10 @@ class TermIndex:
         """[{position: weight}] of each posting at the positions asked (a dict posting is
         given whole). A _Common's weights are made one object at a time, or when more than
         LAZY_MOST positions are asked, everywhere (and kept), in one scan for them all."""
-        if len(positions) > LAZY_MOST:
-            asked = [p for p in postings if not isinstance(p, dict) and p.whole is None]
-            for posting, whole in zip(asked, self._scanned([p.term for p in asked]) if asked
-                                      else ()):
-                posting.whole = whole
         out = []
-        for posting in postings:
-            if isinstance(posting, dict) or posting.whole is not None:
-                out.append(posting if isinstance(posting, dict) else posting.whole)
+        for posting in self.settle(postings, len(positions) > LAZY_MOST):
+            if isinstance(posting, dict):
+                out.append(posting)
                 continue
             made, mask = posting.made, posting.mask
             for position in positions:
@@ -3369,22 +3381,18 @@ def _saturated(idf, tf):
 
 
 class _Common:
-    """The posting of a term more than half of the objects carry: which objects do (its
-    length is their number, it iterates their positions) and the weights made so far;
-    `whole`, every weight, once a search asked for most of them."""
+    """The posting of a term whose needle the text holds too often for str.find. Settled
+    (TermIndex.settle), it holds either which objects carry it (`mask`, their number
+    `found`, the term's idf) and the weights made so far, or `whole`, every weight."""
 
     __slots__ = ("term", "mask", "found", "idf", "made", "whole")
 
-    def __init__(self, term, mask, found, idf):
-        self.term, self.mask, self.found, self.idf = term, mask, found, idf
-        self.made, self.whole = {}, None
+    def __init__(self, term):
+        self.term, self.made = term, {}
+        self.mask = self.found = self.idf = self.whole = None
 
     def __len__(self):
         return self.found
-
-    def __iter__(self):
-        from itertools import compress
-        return compress(range(len(self.mask)), self.mask)
 
 
 def term_index(gen):
@@ -3406,6 +3414,11 @@ def ranked_hits(gen, query, kind):
     weights = index.postings(terms)
     # A term most objects carry makes no hit on its own, unless every term of the query is
     # of that kind; a compound only adds to the hits (one that nothing carries is no term).
+    # A query with no rare term that str.find found scores every object: its common terms
+    # are weighed everywhere at once, not first counted object by object.
+    weights = index.settle(weights, not any(
+        isinstance(w, dict) and len(w) <= half and (n < words or w)
+        for n, w in enumerate(weights)))
     rare = [w for n, w in enumerate(weights) if len(w) <= half and (n < words or w)]
     carriers = set()
     for w in rare or weights:
