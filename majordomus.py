@@ -3118,9 +3118,9 @@ class TermIndex:
 
     def postings(self, terms):
         """[the posting of each term], in order: a dict {object position: the term's BM25F
-        weight in it}, or for a term more than half of the objects carry, a _Common whose
-        weights are made where a search asks (weights_at). The last POSTINGS_KEPT terms
-        asked are kept (least recently used dropped)."""
+        weight in it}, or for a term whose needle the text holds too often for str.find,
+        a _Common, settled when a search needs it (settle, weights_at). The last
+        POSTINGS_KEPT terms asked are kept (least recently used dropped)."""
         missing = [term for term in dict.fromkeys(terms) if term not in self._postings]
         if missing:
             self._postings.update(self._find(missing))
@@ -3137,7 +3137,7 @@ class TermIndex:
         """{term: its posting} of new terms. Every word that begins as a term's inflections
         all do and folds to it counts (the words that fold to `policy` begin with `polic`).
         Each term is looked for with str.find, a rare one at C speed; one found more than
-        FIND_MOST times is a common one (_common). A term whose needle was left out for a
+        FIND_MOST times is a common one (a _Common). A term whose needle was left out for a
         shorter one that proved common is looked for again with its own."""
         import bisect
         from collections import Counter
