@@ -3057,6 +3057,7 @@ class TermIndex:
     texts of objects a previous generation had are taken from its index, not made again."""
 
     def __init__(self, objects, previous=None):
+        import _thread
         import array
         import operator
         from itertools import accumulate, cycle
@@ -3092,6 +3093,9 @@ class TermIndex:
         self.average = [max(sum(lengths[f::3]) / count, 1.0) for f in range(3)]
         self._postings = {}
         self._objects = None
+        # the postings and what settles them change as searches run: HTTP's /mcp runs
+        # searches on many threads, each changing them under this lock
+        self.lock = _thread.allocate_lock()
 
     def phrase_positions(self, phrase):
         """The positions of the objects in whose text the phrase's terms stand in its
@@ -3410,6 +3414,34 @@ def ranked_hits(gen, query, kind):
     terms, words = query_terms(query)      # the query's own terms, then its compounds
     if not terms:
         return []
+    with index.lock:
+        scores = _scores(index, terms, words)
+    # The bonus for the whole query verbatim, in the title or in one content line (the
+    # query is one line); only where its terms stand in that order in the index's text.
+    phrase = query.casefold().strip() if words > 1 else None
+    if not phrase or "\n" in phrase:
+        near = ()
+    elif len(scores) <= PHRASE_SCAN_OVER:
+        near = list(scores)           # few hits: tested at once, no scan of the text
+    else:
+        near = index.phrase_positions(phrase)
+    for position in near:
+        if position in scores:
+            obj = index.objects[position]
+            if phrase in (obj.title or "").casefold() or phrase in _search_body(obj).casefold():
+                scores[position] += PHRASE_BONUS * words
+    hits = []
+    for position, score in scores.items():
+        obj = index.objects[position]
+        if kind is None or obj.kind == kind:
+            hits.append((round(score, 4), obj))
+    hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
+    return hits
+
+
+def _scores(index, terms, words):
+    """{object position: BM25F score} of the hits of a query's terms (`words`: how many
+    are the query's own, the rest compounds)."""
     half = len(index.objects) / 2
     weights = index.postings(terms)
     # A term most objects carry makes no hit on its own, unless every term of the query is
@@ -3432,27 +3464,7 @@ def ranked_hits(gen, query, kind):
         else:
             for position in scores:
                 scores[position] += w.get(position, 0.0)
-    # The bonus for the whole query verbatim, in the title or in one content line (the
-    # query is one line); only where its terms stand in that order in the index's text.
-    phrase = query.casefold().strip() if words > 1 else None
-    if not phrase or "\n" in phrase:
-        near = ()
-    elif len(scores) <= PHRASE_SCAN_OVER:
-        near = list(scores)           # few hits: tested at once, no scan of the text
-    else:
-        near = index.phrase_positions(phrase)
-    for position in near:
-        if position in scores:
-            obj = index.objects[position]
-            if phrase in (obj.title or "").casefold() or phrase in _search_body(obj).casefold():
-                scores[position] += PHRASE_BONUS * words
-    hits = []
-    for position, score in scores.items():
-        obj = index.objects[position]
-        if kind is None or obj.kind == kind:
-            hits.append((round(score, 4), obj))
-    hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
-    return hits
+    return scores
 
 
 def ranked_snippet(obj, terms):

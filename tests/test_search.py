@@ -195,6 +195,48 @@ class ReuseTest(unittest.TestCase):
         self.assertNotIn("\x00", reused.text)
 
 
+class ThreadsTest(unittest.TestCase):
+    """HTTP's /mcp runs searches on many threads: one search settles a generation's
+    postings at a time, and each answers as it would alone."""
+
+    def test_one_search_settles_at_a_time(self):
+        import threading
+        repo = layer(self, *[rule("t%d" % n, "T %d" % n, "the quick fox number %d" % n)
+                             for n in range(12)])
+        gen = mj.first_generation(repo, "vcs", mj.Counters())[0]
+        with mock.patch.object(mj, "FIND_MOST", 1):
+            alone = [[(score, o.uri) for score, o in mj.ranked_hits(
+                mj.first_generation(repo, "vcs", mj.Counters())[0], query, None)]
+                for query in ("the fox 3", "quick the 5")]
+        entered, release = threading.Event(), threading.Event()
+        carriers = mj.TermIndex._carriers
+
+        def paused(index, term):         # the first search stops inside, holding its place
+            if not entered.is_set():
+                entered.set()
+                release.wait(10)
+            return carriers(index, term)
+
+        answers = [None, None]
+
+        def search(n, query):
+            answers[n] = [(score, o.uri) for score, o in mj.ranked_hits(gen, query, None)]
+
+        with mock.patch.object(mj.TermIndex, "_carriers", paused), \
+                mock.patch.object(mj, "FIND_MOST", 1):          # `the`, `fox` are common
+            first = threading.Thread(target=search, args=(0, "the fox 3"))
+            first.start()
+            self.assertTrue(entered.wait(10))
+            second = threading.Thread(target=search, args=(1, "quick the 5"))
+            second.start()
+            second.join(0.5)
+            self.assertTrue(second.is_alive(), "a second search ran inside the first")
+            release.set()
+            first.join(10)
+            second.join(10)
+        self.assertEqual(answers, alone)
+
+
 class ScoringTest(unittest.TestCase):
     """The order on small layers built by hand (ranked mode, through the real program)."""
 
