@@ -3092,7 +3092,7 @@ class TermIndex:
         count = max(len(objects), 1)
         self.average = [max(sum(lengths[f::3]) / count, 1.0) for f in range(3)]
         self._postings = {}
-        self._objects = None
+        self._bounded = None
         # the postings and what settles them change as searches run: HTTP's /mcp runs
         # searches on many threads, each changing them under this lock
         self.lock = _thread.allocate_lock()
@@ -3143,10 +3143,6 @@ class TermIndex:
         Each term is looked for with str.find, a rare one at C speed; one found more than
         FIND_MOST times is a common one (a _Common). A term whose needle was left out for a
         shorter one that proved common is looked for again with its own."""
-        import bisect
-        from collections import Counter
-        from functools import partial
-        slot = partial(bisect.bisect_right, self.starts)
         out, pending = {}, terms
         while pending:
             exact = [term for term in pending if _whole(term)]
@@ -3157,20 +3153,15 @@ class TermIndex:
             exact = [term for term in exact if not term.startswith(tuple(kept))]
             at = {}                          # word -> where it begins in the text
             common = self._find_rare(at, exact, kept)
-            wanted = {term: [] for term in pending}
-            for word, places in at.items():
-                term = fold_term(word)
-                if term in wanted:
-                    wanted[term] += places
             again = []
-            for term, places in wanted.items():
+            for term, places in _places_by_term(at, pending).items():
                 own = term if _whole(term) else _prefix(term)
                 if own in common:
                     out[term] = _Common(term)      # settled when a search needs it
                 elif term.startswith(tuple(common)):
                     again.append(term)
-                else:    # in text order: each object's fields are summed in one order
-                    out[term] = self._weights(Counter(map(slot, sorted(places))))
+                else:
+                    out[term] = self._weighed(places)
             pending = again
         return out
 
@@ -3181,7 +3172,7 @@ class TermIndex:
         text = self.text
         find, sample = text.find, len(text) // 16
         common = set()
-        for whole, needle in ([(True, " %s " % term) for term in exact]
+        for whole, needle in ([(True, _needle(term)) for term in exact]
                               + [(False, " " + prefix) for prefix in prefixes]):
             many = text.count(needle, 0, sample) * 16 > FIND_MOST
             found, i = [], -1 if many else find(needle)
@@ -3236,8 +3227,7 @@ class TermIndex:
         from itertools import compress, repeat
         text = self.text
         begins, ends = self._bounds()
-        whole = _whole(term)
-        needle = " %s " % term if whole else " " + _prefix(term)
+        whole, needle = _whole(term), _needle(term)
         firsts = list(map(text.find, repeat(needle), begins, ends))
         if whole:
             mask = bytearray(map((0).__le__, firsts))
@@ -3255,34 +3245,40 @@ class TermIndex:
                     mask[position] = i >= 0
                 rest = [position for position in rest if not mask[position]]
             for position in rest:
-                mask[position] = self._carried(term, needle, firsts[position], ends[position])
+                mask[position] = self._count_in(term, firsts[position], ends[position], 1)
         return mask
 
-    def _carried(self, term, needle, i, end):
-        """Whether a word folding to the term is in text[i:end], where the needle is at i."""
-        text = self.text
-        while i >= 0:
-            after = text.find(" ", i + 1)
-            if fold_term(text[i + 1:after]) == term:
-                return True
-            i = text.find(needle, after, end)
-        return False
+    def _count_in(self, term, start, end, most=None):
+        """How many words folding to the term text[start:end] holds (`most` at most)."""
+        text, whole = self.text, _whole(term)
+        needle = _needle(term)
+        count, i = 0, text.find(needle, start, end)
+        while i >= 0 and count != most:
+            if whole:
+                count += 1
+                i = text.find(needle, i + len(needle) - 1, end)  # its closing space opens the next
+            else:
+                after = text.find(" ", i + 1)
+                count += fold_term(text[i + 1:after]) == term
+                i = text.find(needle, after, end)
+        return count
 
     def _scanned(self, terms):
         """[the weights of each term in every object], from one regex scan of the text."""
-        import bisect
-        from collections import Counter
-        from functools import partial
         at = {}
         self._scan(at, [t for t in terms if _whole(t)],
                    [_prefix(t) for t in terms if not _whole(t)])
-        wanted = {term: [] for term in terms}
-        for word, places in at.items():
-            term = fold_term(word)
-            if term in wanted:
-                wanted[term] += places
-        slot = partial(bisect.bisect_right, self.starts)
-        return [self._weights(Counter(map(slot, sorted(wanted[term])))) for term in terms]
+        places = _places_by_term(at, terms)
+        return [self._weighed(places[term]) for term in terms]
+
+    def _weighed(self, places):
+        """A term's weights from where its words begin in the text, in text order so that
+        every path sums an object's fields in one order."""
+        import bisect
+        from collections import Counter
+        from functools import partial
+        return self._weights(Counter(map(partial(bisect.bisect_right, self.starts),
+                                         sorted(places))))
 
     def _scan(self, at, exact, prefixes):
         """Every word of `exact` and every word beginning with a prefix, in one regex scan
@@ -3319,34 +3315,23 @@ class TermIndex:
 
     def _weight_at(self, posting, position):
         """A common term's weight in one object, counted field by field."""
-        term, text = posting.term, self.text
-        whole = _whole(term)
-        needle = " %s " % term if whole else " " + _prefix(term)
         starts = self.starts
         tf = 0.0
         for place in range(3 * position, 3 * position + 3):
-            end = starts[place + 1] if place + 1 < len(starts) else len(text)
-            count, i = 0, text.find(needle, starts[place], end)
-            while i >= 0:
-                if whole:
-                    count += 1
-                    i = text.find(needle, i + len(needle) - 1, end)
-                else:
-                    after = text.find(" ", i + 1)
-                    count += fold_term(text[i + 1:after]) == term
-                    i = text.find(needle, after, end)
+            end = starts[place + 1] if place + 1 < len(starts) else len(self.text)
+            count = self._count_in(posting.term, starts[place], end)
             if count:
                 tf += self.factor(place) * count
         return _saturated(posting.idf, tf)
 
     def _bounds(self):
         """(where each object's text begins, where it ends), made on first use."""
-        if self._objects is None:
+        if self._bounded is None:
             import array
             begins = self.starts[::3]
-            self._objects = (begins, array.array("L", begins[1:]) + array.array(
+            self._bounded = (begins, array.array("L", begins[1:]) + array.array(
                 "L", [len(self.text)]))
-        return self._objects
+        return self._bounded
 
     def _idf(self, found):
         total = len(self.objects)
@@ -3378,6 +3363,21 @@ def _whole(term):
 def _prefix(term):
     """How every word that folds to a term begins (`policies` and `policy`: `polic`)."""
     return term[:-1] if term.endswith("y") else term
+
+
+def _needle(term):
+    """What str.find looks for: the whole word, or how its words begin, after a space."""
+    return " %s " % term if _whole(term) else " " + _prefix(term)
+
+
+def _places_by_term(at, terms):
+    """{term: where the words of `at` ({word: places}) that fold to it begin}."""
+    wanted = {term: [] for term in terms}
+    for word, places in at.items():
+        term = fold_term(word)
+        if term in wanted:
+            wanted[term] += places
+    return wanted
 
 
 def _saturated(idf, tf):
