@@ -298,6 +298,20 @@ def read_flags():
 
 
 READ_FLAGS = read_flags()
+
+
+def folder_flags():
+    """How a folder is opened so that a sweep stats its files by name in it (fstatat: the
+    kernel walks the folder's path once, not once per file); None where os.stat takes no
+    folder handle (Windows). O_PATH (Linux) opens a folder that may be searched but not
+    listed, as lstat by the whole path would pass through it."""
+    if os.stat not in os.supports_dir_fd or os.stat not in os.supports_follow_symlinks:
+        return None
+    return os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_PATH", 0)
+
+
+FOLDER_FLAGS = folder_flags()
+
 # A file whose mtime is within this of the moment it was read is racily clean (§15.2): on
 # a 1-2 s clock (HFS+, FAT, SMB) an in-place save in that second keeps size and mtime.
 RACY_NS = 2000000000
@@ -4565,6 +4579,55 @@ def first_generation(start, discovery, counters, live=None):
     return gen, discovered
 
 
+def sweep_plan(full, seen):
+    """What a sweep stats (§15.2): the kept files `seen` ({path: signature}) grouped by
+    folder, [(folder, [(name, signature)])]; a folder of None holds whole paths (the
+    folders of one file, and every file where os.stat takes no folder handle)."""
+    if FOLDER_FLAGS is None:
+        return [(None, [(full(path), sig) for path, sig in seen.items()])]
+    folders, alone = {}, []
+    for path, sig in seen.items():
+        folder, _, name = full(path).rpartition(os.sep)
+        folders.setdefault(folder, []).append((name, sig))
+    plan = []
+    for folder, files in folders.items():
+        if len(files) > 1:
+            plan.append((folder, files))
+        else:
+            alone.append((folder + os.sep + files[0][0], files[0][1]))
+    return plan + [(None, alone)] if alone else plan
+
+
+def _folder_moved(folder, files):
+    """Has any of one folder's kept files changed since it was read: gone, appeared, or
+    another (size, mtime_ns, inode)?"""
+    if folder is None:
+        return _moved(files, os.lstat)
+    try:
+        handle = os.open(folder, FOLDER_FLAGS)
+    except OSError:   # (gone, or not to be opened: each file by its whole path then)
+        return _moved(files, lambda name: os.lstat(folder + os.sep + name))
+    try:
+        return _moved(files, lambda name: os.stat(name, dir_fd=handle, follow_symlinks=False))
+    finally:
+        os.close(handle)
+
+
+def _moved(files, lstat):
+    """Does `lstat(name)` of any (name, signature) differ from the signature?"""
+    for name, signature in files:
+        try:
+            info = lstat(name)
+        except OSError:
+            if signature is not None:
+                return True
+            continue
+        if signature is None or (info.st_mtime_ns != signature[1] or info.st_size !=
+                                 signature[0] or info.st_ino != signature[2]):
+            return True
+    return False
+
+
 class Listener:
     """A client that hears of changes: which lists it follows, which URIs, and how a
     notification reaches it (`send(method, params)`, a whole frame or event)."""
@@ -4631,8 +4694,8 @@ class Live:
         self._watch = stat_now + [path for path, _ in walked]
         self._stamp = stamp
         self._seen = gen.index.signatures()
+        self._sweep_plan = sweep_plan(gen.decl.full, self._seen)
         full = gen.decl.full
-        self._sweep_list = [(full(path), sig) for path, sig in self._seen.items()]
         self._racy = [(path, full(path), result) for path, result in gen.index.results.items()
                       if result.racy is not None]
         self._racy_changed = set()
@@ -4674,18 +4737,10 @@ class Live:
         try:
             began = time.perf_counter_ns()
             self.counters.count("sweeps")
-            changed, lstat = False, os.lstat
-            for full, signature in self._sweep_list:
-                try:
-                    info = lstat(full)
-                except OSError:
-                    if signature is not None:
-                        changed = True
-                        break
-                    continue
-                if signature is None or (info.st_mtime_ns != signature[1] or info.st_size !=
-                                         signature[0] or info.st_ino != signature[2]):
-                    changed = True
+            changed = False
+            for folder, files in self._sweep_plan:
+                changed = _folder_moved(folder, files)
+                if changed:
                     break
             if not changed and self._racy:
                 changed = self._racy_sweep()
@@ -4804,8 +4859,7 @@ class Live:
         self._stamp = stamp
         if signatures is not None:
             self._seen = dict(signatures)
-            full = self.generation.decl.full
-            self._sweep_list = [(full(path), sig) for path, sig in self._seen.items()]
+            self._sweep_plan = sweep_plan(self.generation.decl.full, self._seen)
         self._swept = time.monotonic()
 
     # -- telling the clients (§15.4) --------------------------------------------------

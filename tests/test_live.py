@@ -301,6 +301,33 @@ class FollowTest(unittest.TestCase):
         self.wait_served(uri, new.decode(), "same-size edit")
         self.agree(uri, new)
 
+    def test_the_sweep_sees_a_lone_file_and_a_folder_gone_and_back(self):
+        """The sweep stats a folder's files by name in the open folder, and a folder's only
+        file by its whole path (§15.2): an edit to a file alone in its folder is seen, and
+        so is a folder of several kept files moved out of the work tree (nothing staged,
+        so only the sweep can tell) and moved back."""
+        lone = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
+        lone_uri = "majordomus://rule/majordomus.scope-integrity@1"
+        self.assertEqual(os.listdir(os.path.dirname(os.path.join(self.repo, lone))),
+                         [os.path.basename(lone)])
+        new = same_size_edit(self.repo, lone, "# Rationale", "# RATIONALE")
+        self.wait_served(lone_uri, new.decode(), "an edit to a file alone in its folder")
+        uri, text = rule_uri("edited"), self.mcp.read(rule_uri("edited"))
+        self.assertIsInstance(text, str)
+        folder = os.path.join(self.repo, RULES_DIR)
+        away = os.path.join(os.path.dirname(self.repo), "away-%d" % os.getpid())
+        os.rename(folder, away)
+        try:
+            for client, how in ((self.mcp, "vcs"), (self.fs, "filesystem")):
+                _, waited, _ = poll(lambda: client.read(uri), lambda v: v == -32002,
+                                    "the rules of a folder moved away (%s)" % how)
+                note("folder moved away: its rules gone (%s) %.2fs after" % (how, waited))
+            self.assertIn("unreadable", [d["code"] for d in
+                                         self.mcp.report()["diagnostics"]])
+        finally:
+            os.rename(away, folder)
+        self.wait_served(uri, text, "the folder moved back")
+
     def test_same_size_same_mtime_new_inode_is_seen(self):
         """An editor's atomic save: a new file renamed over the old one, same size and
         (here, on purpose) the same mtime; only the inode tells them apart."""
