@@ -39,7 +39,8 @@ Rows, by the issue they measure (each printed with its goal and "met" / "not met
   0436a0f (<= 0.6x); one edited rule -> new generation vs 0436a0f. Beside them, the
   floor (FLOOR_BODY): the archive's module loaded, one git listing, every claimed file
   read and parsed by the module's reader and nothing else, on real-latest and on 10,000
-  rules: what any start-up doing its whole work must exceed.
+  rules: what any start-up doing its whole work must exceed. Beside real-latest's rows, a
+  bare archive (BARE_MAIN) that answers one line: what running any .pyz costs.
 - §20 context: majordomus_context first of a generation (<= 20 ms), distinct paths and a
   repeated path (p50 <= 1 ms) on real-latest and on the 200-document tree; the §20.1
   checks' share of index_build at start-up and in one rebuild (<= 5 %), in-process with
@@ -777,7 +778,8 @@ def lat(times):
 DISCOVER_SLACK = 1.05
 
 
-def section_spawn(table, skel, big, real, runs, old_pyz, old_reason, floor=(None, None)):
+def section_spawn(table, skel, big, real, runs, old_pyz, old_reason, floor=(None, None),
+                  bare=None):
     """Each measured group is interleaved with its own baseline runs (baseline, program(s),
     baseline, program(s), ...) so that a ratio compares runs made under the same load; a
     group of several programs alternates their order from one round to the next. A group
@@ -914,6 +916,11 @@ def section_spawn(table, skel, big, real, runs, old_pyz, old_reason, floor=(None
                 entries.append(("  its floor: module, git, every file read and parsed%s"
                                 % tag, first_answer_once(real, initialize, "initialize",
                                                          pyz=floor[0], python=python),
+                                "-", no_target))
+            if bare:
+                entries.append(("  a bare archive answering one line (runpy, zipimport)%s"
+                                % tag, first_answer_once(real, initialize, "initialize",
+                                                         pyz=bare, python=python),
                                 "-", no_target))
         elif python == PYTHON:
             table.na("spawn -> initialize answer, real-latest", "no fixture at %s"
@@ -2522,6 +2529,29 @@ def build_floor(tmp):
     return out, None
 
 
+# What `python3 an-archive.pyz` costs before the archive's first line runs: CPython runs a
+# zip through runpy (importlib.util, contextlib, functools, collections) and zipimport,
+# which `-c pass` never loads. The bare archive answers the first line and nothing else.
+BARE_MAIN = r"""import sys
+sys.stdin.buffer.readline()
+sys.stdout.write('{"jsonrpc":"2.0","id":1,"result":{}}\n')
+sys.stdout.flush()
+sys.stdin.buffer.read()
+"""
+
+
+def build_bare(tmp):
+    """An archive holding only BARE_MAIN as its __main__.py: its path, or None."""
+    import zipfile
+    out = os.path.join(tmp, "bare.pyz")
+    try:
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            dst.writestr("__main__.py", BARE_MAIN)
+    except OSError:
+        return None
+    return out
+
+
 def facts(runs, reps, heavy_reps, per_client):
     lines = ["majordomus benchmark"]
     lines.append("python    %s (%s)" % (platform.python_version(), PYTHON))
@@ -2619,7 +2649,7 @@ def main(argv=None):
                 table.na(name, reason)
         else:
             section_spawn(table, skel, big, real, runs, old_pyz, old_reason,
-                          build_floor(tmp))
+                          build_floor(tmp), build_bare(tmp))
             section_memory(table, big, huge, runs, old_pyz, old_reason)
             section_kinds(table, skel, runs, old_pyz, old_reason)
             table.section("context resolution (SPEC §20): majordomus_context over pipes")
