@@ -4694,8 +4694,8 @@ class Live:
         self._watch = stat_now + [path for path, _ in walked]
         self._stamp = stamp
         self._seen = gen.index.signatures()
-        self._sweep_plan = sweep_plan(gen.decl.full, self._seen)
         full = gen.decl.full
+        self._sweep_plan = sweep_plan(full, self._seen)
         self._racy = [(path, full(path), result) for path, result in gen.index.results.items()
                       if result.racy is not None]
         self._racy_changed = set()
@@ -4737,11 +4737,7 @@ class Live:
         try:
             began = time.perf_counter_ns()
             self.counters.count("sweeps")
-            changed = False
-            for folder, files in self._sweep_plan:
-                changed = _folder_moved(folder, files)
-                if changed:
-                    break
+            changed = any(_folder_moved(folder, files) for folder, files in self._sweep_plan)
             if not changed and self._racy:
                 changed = self._racy_sweep()
             elapsed = (time.perf_counter_ns() - began) / 1e9
