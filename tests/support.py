@@ -15,8 +15,28 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYZ = os.path.join(ROOT, "majordomus.pyz")
 PY = os.path.join(ROOT, "majordomus.py")
-SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
-    os.path.dirname(ROOT), "shared", "fixtures", "skeleton")
+# Reference data from elsewhere (the shell tools, the real layer, the skeleton; SPEC §28):
+# found at MAJORDOMUS_REFERENCE, else ../shared beside the checkout. Tests that compare with
+# it skip by name where it is absent (reference_or_skip); nothing else may need it.
+REFERENCE = os.path.abspath(os.environ.get("MAJORDOMUS_REFERENCE") or os.path.join(
+    os.path.dirname(ROOT), "shared"))
+
+
+def reference(*parts):
+    """The path of parts under the reference data (it may not exist)."""
+    return os.path.join(REFERENCE, *parts)
+
+
+def reference_or_skip(testcase, *parts):
+    """The path of parts under the reference data, or skip testcase by name when absent."""
+    import unittest
+    path = reference(*parts)
+    if not os.path.exists(path):
+        raise unittest.SkipTest("no reference data at %s" % path)
+    return path
+
+
+SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or reference("fixtures", "skeleton")
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
 READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
