@@ -5825,6 +5825,8 @@ def _error_body(code, message, data=None):
 # is kept only for http:, https:, mailto: and relative targets, else shown as written.
 # Bounded: quotes and lists nest at most _MD_MAX_DEPTH deep and reread a line at most
 # about 4 times, a text has at most 10,000 inline tokens, and every scan is linear.
+# A page may pass a linker (section 15's UiLinks): the ids, paths and majordomus:// URIs
+# it knows then become links; and a snippet is rendered inline with its terms marked.
 # ---------------------------------------------------------------------------------------
 
 _MD_PATTERNS = {}           # pattern -> compiled regex, filled on first use
@@ -5856,14 +5858,15 @@ def _md_indent(line):
     return len(line) - len(line.lstrip(" "))
 
 
-def render_markdown(text):
-    """Render Markdown text to an HTML fragment; raw HTML in it is shown, never rendered."""
+def render_markdown(text, linker=None):
+    """Render Markdown text to an HTML fragment; raw HTML in it is shown, never rendered.
+    `linker` (UiLinks, or None): the objects named in text and code spans become links."""
     lines = []
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     for line in text.rstrip("\n").split("\n"):
         body = line.lstrip(" \t")
         lines.append(line[:len(line) - len(body)].expandtabs(4) + body)  # tabs only in indents
-    html = _md_blocks(lines, {"ids": {}, "room": 4 * len(lines) + 1000}, 0)
+    html = _md_blocks(lines, {"ids": {}, "room": 4 * len(lines) + 1000, "linker": linker}, 0)
     return html + "\n" if html else ""
 
 
@@ -5883,7 +5886,7 @@ def _md_blocks(lines, state, depth, tight=False):
         elif _md_indent(line) >= 4:
             html, i = _md_indented(lines, i)
         elif _md_heading_start(line):
-            html, i = _md_heading(line, state["ids"]), i + 1
+            html, i = _md_heading(line, state), i + 1
         elif _md_is_hr(line):
             html, i = "<hr>", i + 1
         elif nest and _md_re(r" {0,3}>").match(line):
@@ -5891,9 +5894,9 @@ def _md_blocks(lines, state, depth, tight=False):
         elif nest and _md_item(line):
             html, i = _md_list(lines, i, state, depth)
         elif _md_table_start(lines, i):
-            html, i = _md_table(lines, i)
+            html, i = _md_table(lines, i, state["linker"])
         else:
-            html, i = _md_paragraph(lines, i, tight)
+            html, i = _md_paragraph(lines, i, tight, state["linker"])
         blocks.append(html)
     return "\n".join(blocks)
 
@@ -5909,11 +5912,11 @@ def _md_interrupts(lines, i):
                 or (item and item[4].strip() and item[1] in (None, 1)))  # as CommonMark
 
 
-def _md_paragraph(lines, i, tight):
+def _md_paragraph(lines, i, tight, linker):
     end = i + 1
     while end < len(lines) and lines[end].strip() and not _md_interrupts(lines, end):
         end += 1
-    html = _md_inline("\n".join(line.lstrip() for line in lines[i:end]).rstrip())
+    html = _md_inline("\n".join(line.lstrip() for line in lines[i:end]).rstrip(), linker=linker)
     return (html if tight else "<p>%s</p>" % html), end
 
 
@@ -5921,14 +5924,14 @@ def _md_heading_start(line):
     return _md_re(r" {0,3}(#{1,6})(?:[ \t]|$)").match(line)
 
 
-def _md_heading(line, ids):
+def _md_heading(line, state):
     match = _md_heading_start(line)
     body = line[match.end():].strip()
     bare = body.rstrip("#")
     if not bare or bare[-1] in " \t":   # a closing run of #s counts only after a space
         body = bare.rstrip()
-    level, html = len(match.group(1)), _md_inline(body)
-    return '<h%d id="%s">%s</h%d>' % (level, _md_slug(html, ids), html, level)
+    level, html = len(match.group(1)), _md_inline(body, linker=state["linker"])
+    return '<h%d id="%s">%s</h%d>' % (level, _md_slug(html, state["ids"]), html, level)
 
 
 def _md_slug(html, ids):
@@ -6067,25 +6070,25 @@ def _md_table_start(lines, i):
             and all(_md_re(r":?-+:?").fullmatch(cell) for cell in delimiters))
 
 
-def _md_table(lines, i):
+def _md_table(lines, i, linker):
     aligns = []
     for cell in _md_cells(lines[i + 1]):   # the only style written, from fixed values
         side = {":-": "left", "-:": "right", "::": "center"}.get(cell[0] + cell[-1])
         aligns.append(' style="text-align:%s"' % side if side else "")
-    rows = [_md_row(lines[i], aligns, "th")]
+    rows = [_md_row(lines[i], aligns, "th", linker)]
     i += 2
     while i < len(lines) and lines[i].strip() and not _md_interrupts(lines, i):
-        rows.append(_md_row(lines[i], aligns, "td"))
+        rows.append(_md_row(lines[i], aligns, "td", linker))
         i += 1
     body = "<tbody>\n%s\n</tbody>\n" % "\n".join(rows[1:]) if rows[1:] else ""
     return ('<div class="table-wrap"><table>\n<thead>\n%s\n</thead>\n%s</table></div>'
             % (rows[0], body)), i
 
 
-def _md_row(line, aligns, tag):
+def _md_row(line, aligns, tag, linker):
     cells = (_md_cells(line) + [""] * len(aligns))[:len(aligns)]   # the header's width
-    return "<tr>%s</tr>" % "".join("<%s%s>%s</%s>" % (tag, align, _md_inline(cell), tag)
-                                   for cell, align in zip(cells, aligns))
+    return "<tr>%s</tr>" % "".join("<%s%s>%s</%s>" % (
+        tag, align, _md_inline(cell, linker=linker), tag) for cell, align in zip(cells, aligns))
 
 
 # Links: the scheme decides, and anything not plainly allowed is refused.
@@ -6107,8 +6110,28 @@ def _md_anchor(url, label, title="", css=""):
 
 # Inline content: one left-to-right scan, then emphasis matched over a delimiter stack.
 
-def _md_inline(text, links=True):
-    return _MdInline(text, links).render()
+def _md_inline(text, links=True, linker=None, marks=None):
+    return _MdInline(text, links, linker, marks).render()
+
+
+def render_snippet(text, marks):
+    """A search hit's snippet (one content line) as inline HTML: its Markdown read inline
+    (a leading heading, list or quote marker dropped; a link shows its text only, inside a
+    hit that is a link already), the words whose folded term is in `marks` in <mark>."""
+    lead = _md_re(r" {0,3}(?:#{1,6}[ \t]+|>[ \t]?|[-+*][ \t]+|\d{1,9}[.)][ \t]+)+").match(text)
+    return _md_inline(text[lead.end():] if lead else text, marks=marks)
+
+
+def _md_marked(text, marks):
+    """Text escaped, each word whose folded term (§21) is among `marks` in <mark>."""
+    out, pos = [], 0
+    for match in _md_re(_WORD).finditer(text):
+        if fold_term(match.group().casefold()) in marks:
+            out.append("%s<mark>%s</mark>" % (_md_escape(text[pos:match.start()]),
+                                             _md_escape(match.group())))
+            pos = match.end()
+    out.append(_md_escape(text[pos:]))
+    return "".join(out)
 
 
 class _MdDelimiter:
@@ -6125,8 +6148,11 @@ class _MdDelimiter:
 class _MdInline:
     """The inline parser of one paragraph, heading, table cell or link text."""
 
-    def __init__(self, text, links):
+    def __init__(self, text, links, linker=None, marks=None):
         self.text, self.links = text, links     # links=False inside a link's text
+        # linker: ids, paths and URIs become links (never inside a link's text); marks: a
+        # snippet's wanted terms are marked and its links shown as their text
+        self.linker, self.marks = (linker if links else None), marks
         self.out = []           # escaped HTML strings and _MdDelimiter runs, in order
         self.openers = []       # runs that may still open emphasis, innermost last
         self.open_count = {"*": 0, "_": 0}      # lets a closer skip a hopeless search
@@ -6141,10 +6167,18 @@ class _MdInline:
             match = tokens.search(text, pos)
             if match is None:
                 break
-            self.out.append(_md_escape(text[pos:match.start()]))
+            self.out.append(self.plain(text[pos:match.start()]))
             pos = self.token(match)
-        self.out.append(_md_escape(text[pos:]))
+        self.out.append(self.plain(text[pos:]))
         return "".join(map(str, self.out))
+
+    def plain(self, text):
+        """Text between tokens, escaped; its terms marked, or the objects it names linked."""
+        if self.marks is not None:
+            return _md_marked(text, self.marks)
+        if self.linker is not None:
+            return self.linker.text_html(text)
+        return _md_escape(text)
 
     def token(self, match):
         found = match.group()
@@ -6159,7 +6193,9 @@ class _MdInline:
             return self.code(match.start(), match.end())
         elif first == "<":
             url = match.group(4)
-            self.out.append(_md_anchor(url, _md_escape(url)) or _md_escape(found))
+            self.out.append(_md_escape(url) if self.marks is not None else
+                            self.own_anchor(url, _md_escape(url))
+                            or _md_anchor(url, _md_escape(url)) or _md_escape(found))
         else:
             self.link(*match.group(0, 1, 2, 3))
         return match.end()
@@ -6180,15 +6216,29 @@ class _MdInline:
         code = text[end:close].replace("\n", " ")
         if code[:1] == code[-1:] == " " and code.strip(" "):
             code = code[1:-1]
-        self.out.append("<code>%s</code>" % _md_escape(code))
+        html = "<code>%s</code>" % (_md_escape(code) if self.marks is None
+                                    else _md_marked(code, self.marks))
+        self.out.append(self.own_anchor(code.strip(), html) or html)
         return close + end - start
+
+    def own_anchor(self, name, html):
+        """A link around html to the page of the object `name` (an id, a path, a URI) names,
+        or None (no linker, or nothing known by that name)."""
+        href = self.linker.href(name) if self.linker is not None else None
+        return '<a class="ref" href="%s">%s</a>' % (_md_escape(href), html) if href else None
 
     def link(self, found, image, label, inside):
         target, html = _md_re(_MD_TARGET).fullmatch(inside), None
         if target:                  # an image is never loaded: it becomes a link to it
             url, title = target.group(1), target.group(2) or target.group(3) or ""
-            label = _md_escape(label or url) if image else _md_inline(label, False)
-            html = _md_anchor(url, label, title, "image" if image else "")
+            label = (_md_escape(label or url) if image
+                     else _md_inline(label, False, marks=self.marks))
+            if self.marks is not None:  # a snippet: the link's text, the hit links already
+                html = label
+            elif url.startswith("majordomus://"):
+                html = self.own_anchor(url, label)
+            else:
+                html = _md_anchor(url, label, title, "image" if image else "")
         self.out.append(html or _md_escape(found))  # refused: shown as written
 
     def delimiter(self, start, end):
@@ -6297,6 +6347,162 @@ def ui_static(name):
     return _UI_DATA[name]
 
 
+# The fields whose values name other objects (their key paths, list indices left out), and
+# the kinds a name there is looked for first; and the fields whose values are paths of the
+# repository, linked to what governs them (the context page).
+UI_REFERENCES = {"depends_on": (), "supersedes": ("context",), "superseded_by": (),
+                 "profile": ("profile",), "profiles.default": ("profile",),
+                 "milestone": ("milestone",), "serves": ()}
+UI_PLACES = ("tracks", "paths")
+_UI_NAME = r"majordomus://[^\s<>()\[\]{}\"'`]+|[A-Za-z0-9][A-Za-z0-9_.@-]*"
+
+
+def ui_object_href(obj):
+    return ui_object_href_uri(obj.uri)
+
+
+def ui_object_href_uri(uri):
+    return "%s/object?uri=%s" % (UI_PREFIX, _q(uri))
+
+
+def ui_context_href(path):
+    return "%s/context?path=%s" % (UI_PREFIX, _q(path))
+
+
+class UiLinks:
+    """The one linker of the pages, made once per generation from its index: what a name
+    in a value or a body means. A name is an identity (`id@N`; a versioned identity's `id`
+    alone names its highest N), the path of a file that is one object, or a majordomus://
+    URI; a name nothing carries is no link (shown as written). `own`: the object a page
+    shows, never linked to itself (seen_from)."""
+
+    def __init__(self, index):
+        self.index, self.own = index, None
+        names, paths, newest = {}, {}, {}
+        for obj in index.objects:
+            names.setdefault(obj.identity, []).append(obj)
+            paths.setdefault(obj.path, []).append(obj)
+            base, at, number = obj.identity.rpartition("@")
+            if at and number.isdigit() and base:
+                key = (obj.kind, base)
+                if key not in newest or int(number) > newest[key][0]:
+                    newest[key] = (int(number), obj)
+        for (_, base), (_, obj) in sorted(newest.items()):
+            if base not in names or all(o.kind == obj.kind for o in names[base]):
+                names.setdefault(base, []).append(obj)
+        self.names = names
+        self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
+        self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
+
+    def seen_from(self, obj):
+        """This linker on the page of `obj` (which is not linked to itself)."""
+        view = object.__new__(UiLinks)
+        view.__dict__.update(self.__dict__)
+        view.own = obj
+        return view
+
+    def target(self, name, kinds=()):
+        """The object a name names (kinds: looked for first), or None (unknown, or two
+        objects of kinds not preferred carry it)."""
+        if name.startswith("majordomus://"):
+            return self.index.by_uri.get(name)
+        found = self.names.get(name)
+        if found:
+            for obj in found:
+                if obj.kind in kinds:
+                    return obj
+            return found[0] if len(found) == 1 else None
+        return self.paths.get(name)
+
+    def href(self, name, kinds=()):
+        """The page of what a name in a body names (an id with a dot or an @, a path, a
+        URI; a bare word is not taken for a name there), or None."""
+        if "." not in name and "@" not in name and "/" not in name:
+            return None
+        obj = self.target(name, kinds)
+        if obj is None and self.own is not None and "/" in name and "://" not in name:
+            import posixpath     # a path relative to the page's own file: ../README.md
+            obj = self.paths.get(posixpath.normpath(posixpath.join(
+                posixpath.dirname(self.own.path), name)))
+        return ui_object_href(obj) if obj is not None and obj is not self.own else None
+
+    def text_html(self, text):
+        """Running text escaped, each name it holds whole (not inside a word, a path or a
+        URL) linked to its object's page."""
+        out, pos = [], 0
+        for match in _md_re(_UI_NAME).finditer(text):
+            name, start = match.group(), match.start()
+            name = name.rstrip(".,;:!?)") if name.startswith("majordomus:") else name.rstrip(".")
+            end = start + len(name)
+            if (start and text[start - 1] in "/:\\") or text[match.end():match.end() + 1] == "/":
+                continue
+            href = self.href(name)
+            if href:
+                out.append('%s<a class="ref" href="%s">%s</a>' % (
+                    _h(text[pos:start]), _h(href), _h(name)))
+                pos = end
+        out.append(_h(text[pos:]))
+        return "".join(out)
+
+    def value_html(self, field, value, nested=False):
+        """A metadata value at key path `field` (list indices left out): a scalar as text, a
+        list or mapping as compact JSON (`nested`: inside one); a string that names an
+        object links to its page, and a path of UI_PLACES to what governs it."""
+        if isinstance(value, list):
+            return "[%s]" % ",".join(self.value_html(field, item, True) for item in value)
+        if isinstance(value, dict):
+            return "{%s}" % ",".join("%s:%s" % (_h(json_compact(key)), self.value_html(
+                "%s.%s" % (field, key), item, True)) for key, item in value.items())
+        text = render_scalar(value)
+        if nested or not isinstance(value, str):
+            text = json_compact(value)
+        if not isinstance(value, str):
+            return _h(text)
+        if nested:      # the quotes stay outside the link, escapes inside it as written
+            return '"%s"' % self.value_html(field, value) if text[1:-1] == value else _h(text)
+        href = None
+        if field in UI_PLACES and value:
+            href = ui_context_href(value)
+        elif field in UI_REFERENCES:
+            obj = self.target(value, UI_REFERENCES[field])
+            href = ui_object_href(obj) if obj is not None and obj is not self.own else None
+        else:
+            href = self.href(value)
+        return '<a class="ref" href="%s">%s</a>' % (_h(href), _h(value)) if href else _h(value)
+
+    def cited_by(self, obj):
+        """[(field, object)] of the objects whose reference fields (UI_REFERENCES) name
+        obj, in index order; the whole index is read once, on first use."""
+        if not self._cited:
+            cited = {}
+            for source in self.index.objects:
+                for field, value in _reference_values(source.metadata):
+                    found = self.target(value, UI_REFERENCES[field])
+                    if found is not None and found is not source:
+                        entry = cited.setdefault(found.uri, [])
+                        if (field, source) not in entry:
+                            entry.append((field, source))
+            self._cited[:] = [cited]
+        return self._cited[0].get(obj.uri, [])
+
+
+def _reference_values(metadata, prefix="", fields=UI_REFERENCES):
+    """(field, string) of the values a mapping holds at the key paths `fields` (by
+    default the reference fields, UI_REFERENCES), a list's items each."""
+    for key, value in metadata.items():
+        field = prefix + str(key)
+        if field in fields:
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item:
+                    yield field, item
+        elif isinstance(value, dict) and any(f.startswith(field + ".") for f in fields):
+            yield from _reference_values(value, field + ".", fields)
+
+
+def ui_links(gen):
+    return gen.memo("ui.links", lambda: UiLinks(gen.index))
+
+
 class UiPages:
     """The pages of one generation (§22)."""
 
@@ -6325,6 +6531,8 @@ class UiPages:
             return self.object(params.get("uri", ""))
         elif path == UI_PREFIX + "/search":
             return self.search(params)
+        elif path == UI_PREFIX + "/context":
+            return self.context(params)
         elif path == UI_PREFIX + "/diagnostics":
             return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
         elif path == UI_PREFIX + "/capabilities":
@@ -6411,6 +6619,7 @@ class UiPages:
         parts.append('<dl class="cards">%s</dl>' % "".join(
             '<div class="card"><dt>%s</dt><dd>%s</dd></div>' % (label, value)
             for label, value in cards))
+        parts.append(_path_form())
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
@@ -6446,6 +6655,8 @@ class UiPages:
                                 lambda: [o for o in index.objects if o.kind == kind])
         import bisect
         keys = self.gen.memo("ui.kind.keys." + kind, lambda: [o.uri for o in members])
+        columns, named, folder = self.gen.memo("ui.kind.columns." + kind,
+                                               lambda: _kind_columns(members))
         if params.get("before"):
             end = bisect.bisect_left(keys, params["before"])
             start = max(0, end - UI_PAGE)
@@ -6453,11 +6664,13 @@ class UiPages:
             start = bisect.bisect_right(keys, params["after"]) if params.get("after") else 0
             end = start + UI_PAGE
         chosen = members[start:end]
+        links = ui_links(self.gen)
         rows = "".join(
-            '<tr><td>%s</td><td class="ident"><code>%s</code></td><td class="path">%s</td>'
-            '<td>%s</td></tr>'
-            % (self.object_link(o), _h(o.identity).replace(".", ".<wbr>"), _path_html(o.path),
-               _h(o.description or ""))
+            '<tr><td class="object">%s%s<div class="path">%s</div></td>%s<td>%s</td></tr>' % (
+                self.object_link(o), '<div class="ident"><code>%s</code></div>'
+                % _h(o.identity) if named else "", _path_html(o.path[len(folder):]), "".join(
+                    '<td class="key">%s</td>' % _key_html(links, field, o.metadata.get(field))
+                    for field in columns), _h(o.description or ""))
             for o in chosen)
         pager = []
         if start > 0 and chosen:
@@ -6466,14 +6679,17 @@ class UiPages:
         if end < len(members) and chosen:
             pager.append('<a rel="next" href="%s/kind/%s?after=%s">Next %d</a>'
                          % (UI_PREFIX, _q(kind), _q(chosen[-1].uri), UI_PAGE))
+        heads = "".join('<th scope="col">%s</th>' % _h(_field_label(field)) for field in columns)
         body = ('<p class="crumbs"><a href="%s/">Overview</a> / kind</p><h1>%s</h1>'
                 '<p class="lede">%d object(s) of kind %s; %d to %d shown.</p>'
-                '<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Title</th>'
-                '<th scope="col">Identity</th><th scope="col">Path</th><th scope="col">'
-                'Description</th></tr></thead><tbody>%s</tbody></table></div>'
-                '<nav class="pager" aria-label="Pages of this kind">%s</nav>' % (
+                '<div class="table-wrap"><table class="stack listing"><thead><tr>'
+                '<th scope="col">Title, %spath%s</th>%s<th scope="col">Description</th>'
+                '</tr></thead><tbody>%s</tbody></table></div>'
+                '<nav class="pager" aria-label="Pages of this kind">%s</nav>%s' % (
                     UI_PREFIX, _h(kind), len(members), _h(kind), start + 1 if chosen else 0,
-                    start + len(chosen), rows, "".join(pager)))
+                    start + len(chosen), "identity and " if named else "",
+                    " under <code>%s</code>" % _h(folder) if folder else "", heads, rows,
+                    "".join(pager), _path_form()))
         return self.html(self.layout("Kind %s" % kind, body))
 
     def object(self, uri):
@@ -6490,11 +6706,11 @@ class UiPages:
 
     def _render_object(self, obj):
         registry = self.gen.registry
+        links = ui_links(self.gen).seen_from(obj)
         parts = ['<p class="crumbs"><a href="%s/">Overview</a> / <a href="%s/kind/%s">%s</a>'
                  '</p><h1>%s</h1>' % (UI_PREFIX, UI_PREFIX, _q(obj.kind), _h(obj.kind),
                                       _h(obj.title or obj.identity))]
-        if obj.description:
-            parts.append('<p class="lede">%s</p>' % _h(obj.description))
+        parts.append(self._lead(obj, links))
         parts.append('<div class="copy"><label class="visually-hidden" for="mj-uri">URI</label>'
                      '<input id="mj-uri" type="text" readonly value="%s" size="60" data-copy '
                      'aria-label="the URI"></div>' % _h(obj.uri))
@@ -6502,7 +6718,7 @@ class UiPages:
         parts.append('<h2 id="mj-content">Content</h2>')
         if obj.media_type == "text/markdown":
             parts.append('<div class="content">%s</div>' % render_markdown(
-                obj.body if obj.body is not None else obj.content))
+                obj.body if obj.body is not None else obj.content, links))
         else:
             parts.append('<pre><code>%s</code></pre>' % _h(obj.content))
         parts.append('<details><summary>The exact source (%d bytes)</summary><pre><code>%s'
@@ -6517,8 +6733,8 @@ class UiPages:
         parts.append('<h2 id="mj-prov">Provenance</h2>' + _facts(facts, "mj-prov"))
         if obj.metadata:
             parts.append('<h2 id="mj-meta">Metadata</h2>' + _facts(
-                [(_h(key), _metadata_value(value)) for key, value in obj.metadata.items()],
-                "mj-meta"))
+                [(_h(key), _metadata_html(links, key, value))
+                 for key, value in obj.metadata.items()], "mj-meta"))
         descriptor = registry.by_uri[obj.uri]
         mcp = descriptor["exposure"]["mcp"]
         getter = registry.by_id["objects.get"]["exposure"]
@@ -6545,42 +6761,196 @@ class UiPages:
                      % "".join("<dt>%s</dt><dd>%s</dd>" % pair for pair in served))
         return self.layout(obj.title or obj.identity, "\n".join(parts))
 
+    def _lead(self, obj, links):
+        """What matters first, under the title: the object's key facts (a rule's status and
+        class), its statement, its description, what it names and what names it, and for
+        a context document its place in the chain of its directory."""
+        meta = obj.metadata
+        keys = [(field, meta[field]) for field in UI_KEY_FIELDS
+                if _key_html(links, field, meta.get(field))]
+        parts = []
+        if keys:
+            parts.append('<dl class="keys">%s</dl>' % "".join(
+                '<div><dt>%s</dt><dd>%s</dd></div>' % (_h(_field_label(field)),
+                                                      _key_html(links, field, value))
+                for field, value in keys))
+        statement = render_scalar(meta.get("statement"))
+        if statement:
+            parts.append('<p class="statement"><span class="label">Statement</span> %s</p>'
+                         % _h(statement))
+        if obj.description:
+            parts.append('<p class="lede">%s</p>' % _h(obj.description))
+        refs = []
+        for field in list(UI_REFERENCES) + list(UI_PLACES):
+            values = [v for f, v in _reference_values(meta, fields=(field,))]
+            if values:
+                refs.append((_field_label(field), ", ".join(
+                    links.value_html(field, value) for value in values)))
+        cited = {}
+        for field, source in links.cited_by(obj):
+            cited.setdefault(field, []).append(source)
+        for field, sources in cited.items():
+            refs.append((UI_CITED.get(field, "Named in %s by" % field), ", ".join(
+                self.object_link(source) for source in sources)))
+        if is_context_document(obj):
+            refs.append(("Chain", self._chain_place(obj)))
+        if refs:
+            parts.append('<dl class="refs">%s</dl>' % "".join(
+                '<div><dt>%s</dt><dd>%s</dd></div>' % pair for pair in refs))
+        return '<div class="lead">%s</div>' % "".join(parts) if parts else ""
+
+    def _chain_place(self, obj):
+        """A context document's place in the chain that governs its own directory, and the
+        way to what governs that directory (the context page)."""
+        directory = obj.provenance["directory"]
+        link = '<a class="governs" href="%s">What governs this folder, and why</a>' % (
+            _h(ui_context_href(directory)))
+        try:
+            chain = self.gen.execute("context.resolve", {"path": directory})["documents"]
+        except CapabilityError as exc:
+            return "not resolved: %s. %s" % (_h(exc.head), link)
+        at = next((d["index"] for d in chain if d["uri"] == obj.uri), None)
+        names = " → ".join(
+            '<strong aria-current="true">%s</strong>' % _h(d["id"]) if d["uri"] == obj.uri
+            else '<a href="%s">%s</a>' % (_h(ui_object_href_uri(d["uri"])), _h(d["id"]))
+            for d in chain)
+        return "%s for <code>%s</code>: %s. %s" % (
+            "%d of %d" % (at, len(chain)) if at else "Not in the chain",
+            _h(directory), names or "no document", link)
+
     def search(self, params):
-        query = params.get("q", "")
+        """Ranked search (§21) through objects.search, `q` or `query` and `kind` as the API
+        takes them; the hits of every kind counted beside, each count a filter."""
+        query = params.get("q", params.get("query", ""))
+        kind = params.get("kind") or None
+        index = self.gen.index
+        options = "".join('<option value="%s"%s>%s</option>' % (
+            _h(k), " selected" if k == kind else "", _h(k)) for k in index.kinds)
         form = ('<form class="search-form" role="search" aria-label="Search" action="%s/search" '
                 'method="get">'
                 '<label class="visually-hidden" for="mj-q">Search the layer</label>'
                 '<input id="mj-q" type="search" name="q" value="%s" placeholder="Ask in plain '
-                'words"><button type="submit">Search</button></form>' % (UI_PREFIX, _h(query)))
+                'words"><label class="visually-hidden" for="mj-kind">Kind</label>'
+                '<select id="mj-kind" name="kind"><option value="">every kind</option>%s'
+                '</select><button type="submit">Search</button></form>' % (
+                    UI_PREFIX, _h(query), options))
         parts = ['<h1>Search</h1>', form]
         title = "Search"
         if query.strip():
             arguments = {"query": query}
+            if kind is not None:
+                arguments["kind"] = kind
             if params.get("cursor"):
                 arguments["cursor"] = params["cursor"]
             try:
                 value = self.gen.execute("objects.search", arguments)
             except CapabilityError as exc:
                 return self.error(400, "Search", exc.message)
-            title = "Search: %s" % query
+            title = "Search: %s" % query + (" (%s)" % kind if kind else "")
+            counts = {}
+            for _, obj in ranked_hits(self.gen, query, None):
+                counts[obj.kind] = counts.get(obj.kind, 0) + 1
+            marks = set(query_terms(query)[0])
             items = []
             for hit in value["hits"]:
-                items.append('<li><div class="title"><a href="%s/object?uri=%s">%s</a> '
+                items.append('<li><div class="title"><a href="%s">%s</a> '
                              '<span class="badge">%s</span></div><div class="where">%s '
-                             '\u00b7 score %.4f</div>%s</li>' % (
-                                 UI_PREFIX, _q(hit["uri"]), _h(hit.get("title", hit["identity"])),
-                                 _h(hit["kind"]), _h(hit["uri"]), hit["score"],
-                                 '<p class="snippet">%s</p>' % _h(hit["snippet"])
+                             '\u00b7 score %.2f</div>%s</li>' % (
+                                 _h(ui_object_href_uri(hit["uri"])),
+                                 _h(hit.get("title", hit["identity"])), _h(hit["kind"]),
+                                 _h(hit["uri"]), hit["score"],
+                                 '<p class="snippet">%s%s</p>' % (
+                                     render_snippet(hit["snippet"], marks), "…" if len(
+                                         hit["snippet"]) >= SNIPPET_LIMIT else "")
                                  if "snippet" in hit else ""))
-            parts.append('<p class="lede" role="status">%d of %d hit(s) for \u201c%s\u201d.</p>'
-                         % (value["count"], value["total"], _h(query)))
+            parts.append('<p class="lede" role="status">%d of %d hit(s) for \u201c%s\u201d%s.</p>'
+                         % (value["count"], value["total"], _h(query),
+                            " among the objects of kind %s" % _h(kind) if kind else ""))
+            if counts:
+                def chip(name, label, number):
+                    href = "%s/search?q=%s%s" % (UI_PREFIX, _q(query),
+                                                 "&kind=" + _q(name) if name else "")
+                    return '<li><a href="%s"%s>%s <span class="count">%d</span></a></li>' % (
+                        _h(href), ' aria-current="true"' if name == kind else "", _h(label),
+                        number)
+                parts.append('<nav class="by-kind" aria-label="Hits by kind"><ul>%s%s</ul></nav>'
+                             % (chip(None, "every kind", sum(counts.values())), "".join(
+                                 chip(k, k, counts[k]) for k in sorted(counts))))
             parts.append('<ol class="hits">%s</ol>' % "".join(items) if items else
                          "<p>Nothing carries these words.</p>")
             if "next_cursor" in value:
                 parts.append('<nav class="pager" aria-label="More hits"><a rel="next" href="'
-                             '%s/search?q=%s&amp;cursor=%s">More hits</a></nav>'
-                             % (UI_PREFIX, _q(query), _q(value["next_cursor"])))
+                             '%s">More hits</a></nav>' % _h("%s/search?q=%s%s&cursor=%s" % (
+                                 UI_PREFIX, _q(query), "&kind=" + _q(kind) if kind else "",
+                                 _q(value["next_cursor"]))))
         return self.html(self.layout(title, "\n".join(parts)))
+
+    def context(self, params):
+        """What governs a path: the resolution's explain (§20.2, why each document
+        applies and what was left out), or the refusal explained (the tree's problems)."""
+        path = params.get("path", "")
+        arguments = {"path": path}
+        for name in ("provider", "audience"):
+            if params.get(name):
+                arguments[name] = params[name]
+        head = ('<p class="crumbs"><a href="%s/">Overview</a> / context</p>' % UI_PREFIX)
+        if not path.strip():
+            return self.html(self.layout("What governs a path", head + (
+                '<h1>What governs a path</h1><p class="lede">The context documents that apply '
+                'to a file or folder of this repository, in order, and why each applies.</p>')
+                + _path_form()))
+        title = "What governs %s" % path
+        parts = [head, '<h1>What governs <code>%s</code></h1>' % _h(path), _path_form(path)]
+        status = 200
+        try:
+            value = self.gen.execute("context.resolve", arguments)
+        except (InvalidInput, RefusedPath, NotFound) as exc:
+            status = 404 if isinstance(exc, NotFound) else 400
+            parts.append('<section class="alert" aria-labelledby="mj-refused"><h2 id='
+                         '"mj-refused">Not resolved</h2><p>%s</p></section>' % _h(str(exc)))
+        except Refused as exc:
+            problems = self.gen.index.context.problems
+            parts.append('<section class="alert" aria-labelledby="mj-refused"><h2 id='
+                         '"mj-refused">The context tree does not validate</h2><p><code>%s: '
+                         '%s</code></p><p>Each problem below is in the file it names; once '
+                         'none is left, this page shows the chain.</p>%s</section>' % (
+                             _h(exc.prefix), _h(exc.head), _diagnostic_table(problems)))
+        else:
+            parts.append(self._explain(value))
+        return self.html(self.layout(title, "\n".join(parts)), status)
+
+    def _explain(self, value):
+        """A resolution (§20.2) as the shell tool's `context explain` says it: the chain,
+        least specific first, each document with why it applies; what was left out, and
+        why; the order; the fingerprint."""
+        target = value["target"]
+        where = ("the directory itself" if value["directory"] == target else
+                 "its directory <code>%s</code>" % _h(value["directory"]))
+        chosen = "".join(" \u2014 %s %s" % (name, _h(value[name])) for name in (
+            "provider", "audience") if value[name] is not None)
+        items = "".join(
+            '<li><div class="title"><a href="%s">%s</a> <code>%s</code></div>'
+            '<div class="where">%s \u00b7 scope %s \u00b7 %s \u00b7 order %d</div>'
+            '<p class="why">Applies: %s</p></li>' % (
+                _h(ui_object_href_uri(d["uri"])), _h(d["title"] or d["id"]), _h(d["id"]),
+                _path_html(d["path"]), _h(d["scope"]), _h(d["composition"]), d["order"],
+                _h(d["reason"]))
+            for d in value["documents"])
+        left = "".join('<li><a href="%s"><code>%s</code></a> <span class="where">%s</span>: '
+                       '%s</li>' % (_h(ui_object_href_uri(e["uri"])), _h(e["id"]),
+                                    _path_html(e["path"]), _h(e["reason"]))
+                       for e in value["excluded"])
+        return (
+            '<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">The chain'
+            '</h2><p>For <code>%s</code> (%s)%s: %d document(s), least specific first.</p>%s'
+            '<h2 id="mj-left">Left out</h2>%s'
+            '<p class="note">Order: depth (the tree root first), then <code>order</code>, then '
+            'path. Fingerprint <code class="fingerprint">%s</code></p></section>' % (
+                _h(target), where, chosen, len(value["documents"]),
+                '<ol class="chain">%s</ol>' % items if items else
+                "<p>No document applies.</p>",
+                '<ul class="left-out">%s</ul>' % left if left else
+                "<p>Nothing: every candidate applies.</p>", _h(value["fingerprint"])))
 
     def diagnostics(self):
         groups = {}
@@ -6609,9 +6979,10 @@ class UiPages:
         parts = ['<h1>Capabilities</h1><p class="lede">Every interface is a projection of this '
                  'registry: %d capabilities.</p>' % len(ids),
                  '<h2 id="mj-builtin">Builtin</h2>' + _capability_table(registry, builtin),
-                 '<h2 id="mj-declarative">Declarative (one per object)</h2><p>%d to %d of %d.</p>'
+                 '<h2 id="mj-declarative">Declarative (one per object)</h2><p>Each is a '
+                 'resource; its id is its kind, a dot, and its identity. %d to %d of %d.</p>'
                  % (start + 1 if chosen else 0, start + len(chosen), len(declarative))
-                 + _capability_table(registry, chosen)]
+                 + _resource_table(registry, chosen)]
         if start + UI_CAPABILITIES < len(declarative):
             parts.append('<nav class="pager" aria-label="More capabilities"><a rel="next" '
                          'href="%s/capabilities?after=%s">Next %d</a></nav>'
@@ -6647,17 +7018,75 @@ def _facts(rows, label):
                 '<tr><th scope="row">%s</th><td>%s</td></tr>' % row for row in rows)))
 
 
-def _metadata_value(value):
+def _metadata_html(links, key, value):
+    """A metadata value: a scalar as text, nested values as compact JSON; the names of
+    other objects in it linked (UiLinks.value_html)."""
+    html = links.value_html(key, value)
+    return html if render_scalar(value) is not None else "<code>%s</code>" % html
+
+
+# The key facts an object page leads with, and a listing's columns, when its kind's
+# objects carry them (in this order); the labels of the names an object is cited by.
+UI_KEY_FIELDS = ("status", "class", "version", "scope", "composition", "order", "priority",
+                 "milestone", "profile", "effort", "audience", "providers")
+UI_BADGES = ("status", "class", "priority")
+UI_COLUMNS_MAX = 4
+UI_CITED = {"depends_on": "Depended on by", "supersedes": "Superseded by",
+            "profile": "The profile of", "profiles.default": "The default profile of",
+            "milestone": "Milestone of", "serves": "Served by"}
+
+
+def _field_label(field):
+    label = field.replace("_", " ").replace(".", " ")
+    return label[:1].upper() + label[1:]
+
+
+def _key_html(links, field, value):
+    """A key fact: a status, class or priority as a badge, a name as a link, a list of
+    scalars joined with commas; absent as nothing."""
+    if isinstance(value, list):
+        return ", ".join(_key_html(links, field, item) for item in value
+                         if render_scalar(item) is not None)
     text = render_scalar(value)
-    if text is not None:
-        return _h(text)
-    return "<code>%s</code>" % _h(json_compact(value))
+    if text is None:
+        return ""
+    if field in UI_BADGES:
+        word = "".join(c for c in text.lower() if c.isalnum() or c == "-")[:32]
+        return '<span class="badge key-%s">%s</span>' % (word, _h(text))
+    return links.value_html(field, value)
+
+
+def _kind_columns(members):
+    """A listing's key columns (UI_KEY_FIELDS that a member carries, the version left to
+    the identity, at most UI_COLUMNS_MAX); whether the kind names its objects (an
+    identity that is not the path, shown in a column of its own); and the folder all its
+    paths share (said once, in the column's head)."""
+    carried = set()
+    for obj in members:
+        carried.update(field for field in UI_KEY_FIELDS if field in obj.metadata)
+    columns = [f for f in UI_KEY_FIELDS if f in carried and f != "version"][:UI_COLUMNS_MAX]
+    folder = os.path.commonprefix([obj.path for obj in members])
+    folder = folder[:folder.rfind("/") + 1]
+    if len(members) < 2 or any(obj.path == folder for obj in members):
+        folder = ""     # one object's path is shown whole
+    return columns, any(obj.identity != obj.path for obj in members), folder
+
+
+def _path_form(value=""):
+    """The form that asks what governs a path (the context page)."""
+    return ('<form class="path-form" action="%s/context" method="get" aria-labelledby='
+            '"mj-path-label"><label id="mj-path-label" for="mj-path">What governs a path? '
+            '<span>A file or folder, existing or new</span></label><div class="row"><input '
+            'id="mj-path" type="text" name="path" value="%s" placeholder="lib/rules.sh" '
+            'autocomplete="off" spellcheck="false"><button type="submit">Show</button></div>'
+            '</form>' % (UI_PREFIX, _h(value)))
 
 
 def _path_html(path):
-    """A path made safe, free to wrap after each `/` (a narrow column then breaks it
-    between folders, not inside a name)."""
-    return _h(path).replace("/", "/<wbr>")
+    """A path made safe, free to wrap after each `/` only (a narrow column then breaks it
+    between folders, never inside a name, not even at its hyphens)."""
+    return "<wbr>".join('<span class="seg">%s</span>' % _h(part)
+                        for part in path.replace("/", "/\0").split("\0") if part)
 
 
 def _diagnostic_table(diagnostics):
@@ -6673,16 +7102,63 @@ def _diagnostic_table(diagnostics):
 
 
 def _capability_table(registry, ids):
+    """The builtin capabilities: id, kind and each exposure, one per line ("none" where
+    the capability has none)."""
+    none = '<span class="none">none</span>'
     rows = []
     for cap_id in ids:
         descriptor = registry.by_id[cap_id]
-        mcp, http, cli = _exposure_text(descriptor)
-        rows.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>'
-                    '</tr>' % (_h(cap_id), _h(descriptor["kind"]), _h(mcp), _h(http), _h(cli)))
-    return ('<div class="table-wrap"><table class="stack"><thead><tr><th scope="col">Id</th>'
-            '<th scope="col">Kind</th><th scope="col">MCP</th><th scope="col">HTTP</th>'
+        exposure = descriptor["exposure"]
+        mcp, http, cli = exposure.get("mcp", {}), exposure.get("http"), exposure.get("cli")
+        marks = (["tool <code>%s</code>" % _h(mcp["tool"])] if "tool" in mcp else []) + (
+            ["resource <code>%s</code>" % _h(mcp["resource"]["uri"])] if "resource" in mcp
+            else [])
+        rows.append('<tr><td class="ident"><code>%s</code></td><td>%s</td><td>%s</td><td>%s'
+                    '</td><td>%s</td></tr>' % (
+                        _h(cap_id), _h(descriptor["kind"]), "<br>".join(marks) or none,
+                        "<code>%s %s</code>" % (_h(http["method"]), _h(http["path"]))
+                        if http else none, "<code>majordomus %s</code>" % _h(" ".join(
+                            cli["path"])) if cli else none))
+    return ('<div class="table-wrap"><table class="stack exposures"><thead><tr><th scope="col">'
+            'Id</th><th scope="col">Kind</th><th scope="col">MCP</th><th scope="col">HTTP</th>'
             '<th scope="col">CLI</th>'
             '</tr></thead><tbody>%s</tbody></table></div>' % "".join(rows))
+
+
+def _resource_table(registry, ids):
+    """The declarative capabilities, one per object: the id's two parts apart (the kind,
+    then the identity: `document` and `.ai/x.md`, not `document..ai/x.md` read as one
+    word), the object's title linked to its page, and how it is read: the MCP resource
+    (and prompt), and objects.get's REST route and CLI command with its URI."""
+    getter = registry.by_id["objects.get"]["exposure"]
+    prompt = registry.by_id["prompts.get"]["exposure"]
+    rows = []
+    for cap_id in ids:
+        descriptor = registry.by_id[cap_id]
+        mcp = descriptor["exposure"]["mcp"]
+        uri = mcp["resource"]["uri"]
+        kind = descriptor["module"]
+        http = "%s?uri=%s" % (getter["http"]["path"], _q(uri))
+        ways = [("MCP", "<code>resources/read %s</code>" % _h(uri)),
+                ("REST", '<a href="%s"><code>GET %s</code></a>' % (_h(http), _h(http))),
+                ("CLI", "<code>majordomus %s %s</code>" % (
+                    _h(" ".join(getter["cli"]["path"])), _h(_shell_word(uri))))]
+        if "prompt" in mcp:
+            name = mcp["prompt"]["name"]
+            ways += [("MCP", "<code>prompts/get %s</code>" % _h(name)),
+                     ("CLI", "<code>majordomus %s %s</code>" % (
+                         _h(" ".join(prompt["cli"]["path"])), _h(_shell_word(name))))]
+        rows.append('<tbody><tr><td><span class="badge">%s</span></td><td class="ident"><code>'
+                    '%s</code></td><td><a href="%s">%s</a></td></tr><tr class="ways"><td '
+                    'colspan="3"><span class="visually-hidden">Read by: </span>%s</td></tr>'
+                    '</tbody>' % (
+                        _h(kind), _h(cap_id[len(kind) + 1:]), _h(ui_object_href_uri(uri)),
+                        _h(descriptor["title"]), " ".join(
+                            '<span class="way"><span class="how">%s</span> %s</span>' % way
+                            for way in ways)))
+    return ('<div class="table-wrap"><table class="stack exposures resources"><thead><tr>'
+            '<th scope="col">Kind</th><th scope="col">Identity</th><th scope="col">Title, and '
+            'how it is read</th></tr></thead>%s</table></div>' % "".join(rows))
 
 
 # ---------------------------------------------------------------------------------------
