@@ -6167,18 +6167,21 @@ class _MdInline:
             match = tokens.search(text, pos)
             if match is None:
                 break
-            self.out.append(self.plain(text[pos:match.start()]))
+            self.out.append(self.plain(pos, match.start()))
             pos = self.token(match)
-        self.out.append(self.plain(text[pos:]))
+        self.out.append(self.plain(pos, len(text)))
         return "".join(map(str, self.out))
 
-    def plain(self, text):
-        """Text between tokens, escaped; its terms marked, or the objects it names linked."""
+    def plain(self, start, end):
+        """The text between tokens, escaped; its terms marked, or the objects it names
+        linked (a name never runs on into the tokens around it)."""
+        text = self.text
         if self.marks is not None:
-            return _md_marked(text, self.marks)
+            return _md_marked(text[start:end], self.marks)
         if self.linker is not None:
-            return self.linker.text_html(text)
-        return _md_escape(text)
+            return self.linker.text_html(text[start:end], text[start - 1:start],
+                                         text[end:end + 1])
+        return _md_escape(text[start:end])
 
     def token(self, match):
         found = match.group()
@@ -6378,19 +6381,19 @@ class UiLinks:
 
     def __init__(self, index):
         self.index, self.own = index, None
-        names, paths, newest = {}, {}, {}
+        names, paths, versions = {}, {}, {}
         for obj in index.objects:
             names.setdefault(obj.identity, []).append(obj)
             paths.setdefault(obj.path, []).append(obj)
             base, at, number = obj.identity.rpartition("@")
             if at and number.isdigit() and base:
-                key = (obj.kind, base)
-                if key not in newest or int(number) > newest[key][0]:
-                    newest[key] = (int(number), obj)
-        for (_, base), (_, obj) in sorted(newest.items()):
-            if base not in names or all(o.kind == obj.kind for o in names[base]):
-                names.setdefault(base, []).append(obj)
-        self.names = names
+                versions.setdefault((obj.kind, base), []).append((int(number), obj))
+        for (_, base), found in sorted(versions.items()):
+            found.sort(key=lambda pair: pair[0])
+            newest = found[-1][1]
+            if base not in names or all(o.kind == newest.kind for o in names[base]):
+                names.setdefault(base, []).append(newest)
+        self.names, self.versions = names, versions
         self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
         self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
 
@@ -6426,15 +6429,19 @@ class UiLinks:
                 posixpath.dirname(self.own.path), name)))
         return ui_object_href(obj) if obj is not None and obj is not self.own else None
 
-    def text_html(self, text):
+    def text_html(self, text, before="", after=""):
         """Running text escaped, each name it holds whole (not inside a word, a path or a
-        URL) linked to its object's page."""
+        URL) linked to its object's page; `before` and `after`: the characters around the
+        text in its source (a name may not continue across them either)."""
         out, pos = [], 0
         for match in _md_re(_UI_NAME).finditer(text):
             name, start = match.group(), match.start()
             name = name.rstrip(".,;:!?)") if name.startswith("majordomus:") else name.rstrip(".")
             end = start + len(name)
-            if (start and text[start - 1] in "/:\\") or text[match.end():match.end() + 1] == "/":
+            left = text[start - 1] if start else before
+            right = text[match.end()] if match.end() < len(text) else after
+            if (left and (left.isalnum() or left in "_./@:-\\")) or (
+                    right and (right.isalnum() or right in "_/@-")):
                 continue
             href = self.href(name)
             if href:
@@ -6469,6 +6476,11 @@ class UiLinks:
         else:
             href = self.href(value)
         return '<a class="ref" href="%s">%s</a>' % (_h(href), _h(value)) if href else _h(value)
+
+    def versions_of(self, obj):
+        """[(N, object)] of every version of a versioned object (`id@N`), oldest first."""
+        base, _, number = obj.identity.rpartition("@")
+        return self.versions.get((obj.kind, base), []) if number.isdigit() else []
 
     def cited_by(self, obj):
         """[(field, object)] of the objects whose reference fields (UI_REFERENCES) name
@@ -6792,6 +6804,12 @@ class UiPages:
         for field, sources in cited.items():
             refs.append((UI_CITED.get(field, "Named in %s by" % field), ", ".join(
                 self.object_link(source) for source in sources)))
+        versions = links.versions_of(obj)
+        if len(versions) > 1:
+            refs.append(("Versions", ", ".join(
+                '<strong aria-current="true">%d</strong>' % number if other is obj else
+                '<a href="%s">%d</a>' % (_h(ui_object_href(other)), number)
+                for number, other in versions)))
         if is_context_document(obj):
             refs.append(("Chain", self._chain_place(obj)))
         if refs:
