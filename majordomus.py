@@ -3422,8 +3422,26 @@ def term_index(gen):
     return gen.memo("terms", build)
 
 
+RECENT_QUERIES = 16       # queries whose hits of every kind a generation keeps
+
+
 def ranked_hits(gen, query, kind):
-    """[(score rounded to 4 places, object)] of a ranked search, best first (§21)."""
+    """[(score rounded to 4 places, object)] of a ranked search, best first (§21). The hits
+    of every kind of the last RECENT_QUERIES queries are kept: a page that asks one query
+    for a kind and counts its hits by kind weighs the objects once."""
+    import _thread
+    recent, lock = gen.memo("ranked.recent", lambda: ({}, _thread.allocate_lock()))
+    hits = recent.get(query)
+    if hits is None:
+        hits = _ranked_hits(gen, query)
+        with lock:
+            if len(recent) >= RECENT_QUERIES:
+                del recent[next(iter(recent))]      # the oldest
+            recent[query] = hits
+    return list(hits) if kind is None else [hit for hit in hits if hit[1].kind == kind]
+
+
+def _ranked_hits(gen, query):
     index = term_index(gen)
     terms, words = query_terms(query)      # the query's own terms, then its compounds
     if not terms:
@@ -3444,11 +3462,7 @@ def ranked_hits(gen, query, kind):
             obj = index.objects[position]
             if phrase in (obj.title or "").casefold() or phrase in _search_body(obj).casefold():
                 scores[position] += PHRASE_BONUS * words
-    hits = []
-    for position, score in scores.items():
-        obj = index.objects[position]
-        if kind is None or obj.kind == kind:
-            hits.append((round(score, 4), obj))
+    hits = [(round(score, 4), index.objects[position]) for position, score in scores.items()]
     hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
     return hits
 
@@ -3483,13 +3497,36 @@ def _scores(index, terms, words):
 
 def ranked_snippet(obj, terms):
     """The content line carrying the most distinct query terms (ties: the first), trimmed
-    to SNIPPET_LIMIT; None when no line carries one."""
-    wanted, best, most = set(terms), None, 0
-    for line in _search_body(obj).split("\n"):
-        carried = len(wanted.intersection(search_terms(line)))
-        if carried > most:
-            best, most = line, carried
-    return best.strip()[:SNIPPET_LIMIT] if best is not None else None
+    to SNIPPET_LIMIT; None when no line carries one. Folding only shortens a word of 4
+    letters or more, to 3 or more (`ies` becoming `y`): a word folds to a wanted term only
+    if it starts with that term (less a final `y`), or, for a term under 3 letters, is it.
+    One regex a term finds those words in the whole text and only they are folded: a page
+    of hits costs its candidate words, not every word of every line."""
+    import re
+    wanted = set(terms)
+    text = _search_body(obj)
+    folded = text.casefold()
+    found = {}      # where a word starts -> its folded term, when that term is wanted
+    for term in wanted:
+        if len(term) < 3:
+            pattern = re.escape(term) + r"(?![^\W_])"
+        else:
+            pattern = re.escape(term[:-1] if term.endswith("y") else term) + r"[^\W_]*"
+        for match in re.finditer(pattern, folded):
+            at = match.start()
+            if at and folded[at - 1].isalnum():
+                continue        # inside a word
+            if at not in found and fold_term(match.group()) == term:
+                found[at] = term
+    carried, line, last = {}, 0, 0
+    for at in sorted(found):
+        line += folded.count("\n", last, at)
+        last = at
+        carried.setdefault(line, set()).add(found[at])
+    if not carried:
+        return None
+    best = min(carried, key=lambda number: (-len(carried[number]), number))
+    return text.split("\n")[best].strip()[:SNIPPET_LIMIT]
 
 
 # ---------------------------------------------------------------------------------------

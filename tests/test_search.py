@@ -475,5 +475,40 @@ class LiveTest(unittest.TestCase, support.ToolCalls):
         self.assertEqual(self.tool("majordomus_search", {"query": "special"})["total"], 0)
 
 
+class SnippetTest(unittest.TestCase):
+    """ranked_snippet finds candidate words by their start; it answers what the definition
+    says (§21: the content line with the most distinct query terms, ties the first)."""
+
+    TEXT = ("Intro line with nothing.\nOnly policies, abies and studies here.\n"
+            "The policies and a policy; studies of a study.\n"
+            "Abies aby, keys key, my MY, I i, a A.\nRunning ran runs; sealed seals.\n"
+            "snake_case_policy x_rule rules_x\nÉTÉ été naïve Straße STRASSE.\n"
+            "shows however how; dos do do_it\n\n   trimmed line with policy   \n")
+
+    @staticmethod
+    def defined(text, terms):
+        wanted, best, most = set(terms), None, 0
+        for line in text.split("\n"):
+            carried = len(wanted.intersection(mj.search_terms(line)))
+            if carried > most:
+                best, most = line, carried
+        return best.strip()[:mj.SNIPPET_LIMIT] if best is not None else None
+
+    def test_the_defined_line_for_every_kind_of_term(self):
+        obj = mock.Mock(body=self.TEXT, media_type="text/markdown")
+        words = sorted(set(mj.search_terms(self.TEXT)) | {"zzz", "polic", "ke", "x", "rule"})
+        queries = ["policies", "study", "abies", "aby", "key", "my", "i", "a", "running",
+                   "sealed", "snake case", "rules", "ete", "été", "straße", "strasse", "how",
+                   "do", "trimmed", "nothing here", "zzz"] + words + [
+                   "%s %s" % pair for pair in zip(words, words[3:])]
+        for query in queries:
+            with self.subTest(query=query):
+                terms = set(mj.query_terms(query)[0])
+                self.assertEqual(mj.ranked_snippet(obj, terms), self.defined(self.TEXT, terms))
+        self.assertEqual(mj.ranked_snippet(obj, {"polici"}), None)
+        self.assertEqual(mj.ranked_snippet(obj, set(mj.query_terms("policy")[0])),
+                         "Only policies, abies and studies here.")
+
+
 if __name__ == "__main__":
     unittest.main()
