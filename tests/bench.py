@@ -49,7 +49,9 @@ Rows, by the issue they measure (each printed with its goal and "met" / "not met
   distinct queries p50 <= 10 ms, the term index's memory (tracemalloc) <= 1.5x the text it
   indexes; tests/search_quality.py's figures (MRR@10 >= 0.8, recall@5 >= 0.9).
 - §22 pages: /ui/, object pages and a kind page of 50 on 10,000 rules (first request apart),
-  serve spawn -> first /api/v1/repository answer vs 0436a0f.
+  serve spawn -> first /api/v1/repository answer vs 0436a0f; and every page on real-latest
+  (p50 after the first <= 5 ms; the context page <= the brief page + 2 ms), alone with
+  `--only pages`.
 - §24: spawn -> initialize and one sweep at 10,000 unchanged files beside 0436a0f's.
 Also the earlier rows: the shipped kinds' load in-process; `server/discover` (2026-07-28)
 beside `initialize` at spawn; MCP over pipes; paged list and substring search beside
@@ -2418,6 +2420,108 @@ def section_ui(table, big, reps, runs, old_pyz, old_reason):
                "read (stderr polled every 2 ms)")
 
 
+def section_pages_real(table, real, reps):
+    """Issue 28: every page of §22 on real-latest (its tracks stood in for, so that its
+    context tree validates), over one keep-alive connection: p50 / p95 after each page's
+    first request (its first request shown apart); the context page beside the brief's."""
+    table.section("pages on real-latest (SPEC §22, issue 28): p50 / p95 after the first, one "
+                  "keep-alive connection")
+    target, limit = "p50 <= 5 ms", 0.005
+    if not real:
+        table.na("pages, real-latest", "no fixture at %s" % REAL_LATEST, target)
+        return
+    progress("pages on real-latest")
+    questions = []
+    try:
+        with open(os.path.join(ROOT, "tests", "search_questions.json"), encoding="utf-8") as f:
+            questions = [q["q"] for q in json.load(f)["questions"]]
+    except (OSError, ValueError, KeyError):
+        pass
+    questions = questions or ["context documents", "how do I hand over a session"]
+    paths = context_targets(real, 60)
+    new_files = [p + "/new-file-%d.md" % i for i, p in enumerate(paths) if p.startswith(".ai")]
+    one = ".ai/repo/rules/project/english-only.v2.md"
+    q = lambda text: urllib.parse.quote(text, safe="")  # noqa: E731
+    try:
+        server = Server(real)
+    except NotAvailable as e:
+        table.na("pages, real-latest", str(e), target)
+        return
+    conn = server.connect()
+    try:
+        status, body, _ = http_get(conn, "/api/v1/objects?limit=200")
+        objects = [o["uri"] for o in json.loads(body.decode("utf-8"))["objects"]]
+        rules = [u for u in objects if u.startswith("majordomus://rule/")]
+        rows = [("GET /ui/ (overview)", lambda i: "/ui/"),
+                ("GET /ui/kind/rule (64 rules, a page of 50)", lambda i: "/ui/kind/rule"),
+                ("GET /ui/kind/context", lambda i: "/ui/kind/context"),
+                ("GET /ui/object?uri=<each object, first request>", None),
+                ("GET /ui/object?uri=<a rule>, repeated",
+                 lambda i: "/ui/object?uri=" + q(rules[0])),
+                ("GET /ui/search?q=<%d questions, in turn>" % len(questions),
+                 lambda i: "/ui/search?q=" + q(questions[i % len(questions)])),
+                ("GET /ui/search?q=<question>&kind=rule",
+                 lambda i: "/ui/search?kind=rule&q=" + q(questions[i % len(questions)])),
+                ("GET /ui/capabilities (a page of 100)", lambda i: "/ui/capabilities"),
+                ("GET /ui/diagnostics", lambda i: "/ui/diagnostics"),
+                ("GET /ui/context?path=<%d paths, in turn>" % len(paths),
+                 lambda i: "/ui/context?path=" + q(paths[i % len(paths)])),
+                ("GET /ui/context?path=<new files, in turn>",
+                 lambda i: "/ui/context?path=" + q(new_files[i % len(new_files)])),
+                ("GET /ui/context?path=<one file>, repeated",
+                 lambda i: "/ui/context?path=" + q(one)),
+                ("GET /ui/brief?path=<one file>, repeated", lambda i: "/ui/brief?path=" + q(one))]
+        medians = {}
+        for name, path_of in rows:
+            times, first, size, err = [], None, 0, None
+            if path_of is None:     # each object's page once: its render, never a copy
+                for uri in objects:
+                    t0 = time.perf_counter()
+                    status, body, _ = http_get(conn, "/ui/object?uri=" + q(uri))
+                    times.append(time.perf_counter() - t0)
+                    if status != 200:
+                        err = "HTTP %d: %s" % (status, first_line(body))
+                        break
+                if err:
+                    table.na(name, err, target)
+                else:
+                    table.row(name, "%s (%d objects)" % (lat(times), len(times)), target,
+                              p50(times) <= limit)
+                continue
+            for i in range(1 + reps):
+                t0 = time.perf_counter()
+                status, body, _ = http_get(conn, path_of(i))
+                t = time.perf_counter() - t0
+                if status != 200 or b"<html" not in body[:400].lower():
+                    err = "HTTP %d: %s" % (status, first_line(body))
+                    break
+                if i == 0:
+                    first = t
+                else:
+                    times.append(t)
+                size = len(body)
+            if err:
+                table.na(name, err, target)
+                continue
+            medians[name] = p50(times)
+            table.row(name, "%s after the first (first %s; %d bytes)" % (
+                lat(times), fmt_ms(first), size), target, p50(times) <= limit)
+        context, brief = (medians.get("GET /ui/%s?path=<one file>, repeated" % page)
+                          for page in ("context", "brief"))
+        name = "context page - brief page, one file repeated"
+        if context is None or brief is None:
+            table.na(name, "a page is missing", "<= +2 ms")
+        else:
+            table.row(name, "%+.2f ms (%s vs %s)" % ((context - brief) * 1e3, fmt_ms(context),
+                                                     fmt_ms(brief)), "<= +2 ms",
+                      context - brief <= 0.002)
+    except (OSError, http.client.HTTPException, ValueError) as e:
+        table.na("pages, real-latest", "%s: %s" % (type(e).__name__, e), target)
+    finally:
+        conn.close()
+        server.stop()
+
+
 # --------------------------------------------------------------------------- main
 
 def build():
@@ -2602,7 +2706,21 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="3 spawn runs instead of 10, fewer heavy requests, a 10 s idle "
                     "window instead of 60 s, fewer live rounds")
+    ap.add_argument("--only", choices=["pages"],
+                    help="pages: only the pages on real-latest (issue 28), nothing else built")
     args = ap.parse_args(argv)
+    if args.only == "pages":
+        table, reason, tmp = Table(), build(), tempfile.mkdtemp(prefix="mj-bench-")
+        try:
+            if reason is not None:
+                table.na("pages, real-latest", reason)
+            else:
+                section_pages_real(table, make_real_latest(tmp), REPS)
+            print(table.render())
+        finally:
+            cleanup()
+            shutil.rmtree(tmp, ignore_errors=True)
+        return 0
     runs = 3 if args.quick else 10
     reps = REPS
     heavy_reps = 50 if args.quick else REPS
@@ -2659,6 +2777,7 @@ def main(argv=None):
             section_context_checks(table, ctx, big, 3 if args.quick else 7)
             section_search(table, big, reps, 3)
             section_ui(table, big, 50 if args.quick else reps, runs, old_pyz, old_reason)
+            section_pages_real(table, real, 50 if args.quick else reps)
             section_mcp(table, skel, "skeleton", reps, reps, False)
             section_mcp(table, big, "10,000 rules", reps, heavy_reps, True)
             section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
