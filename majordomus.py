@@ -6394,7 +6394,9 @@ UI_REFERENCES = {"depends_on": (), "supersedes": ("context",), "superseded_by": 
                  "profile": ("profile",), "profiles.default": ("profile",),
                  "milestone": ("milestone",), "serves": ()}
 UI_PLACES = ("tracks", "paths")
-_UI_NAME = r"majordomus://[^\s<>()\[\]{}\"'`]+|[A-Za-z0-9][A-Za-z0-9_.@-]*"
+_UI_NAME = (r"majordomus://[^\s<>()\[\]{}\"'`]+|ADR[ -]?([0-9]{1,6})(?![A-Za-z0-9_])"
+            r"|[A-Za-z0-9][A-Za-z0-9_.@-]*")
+UI_ADR_SECTION = "adrs"     # the manifest's section whose files are numbered decisions
 
 
 def ui_object_href(obj):
@@ -6431,6 +6433,12 @@ class UiLinks:
             if base not in names or all(o.kind == newest.kind for o in names[base]):
                 names.setdefault(base, []).append(newest)
         self.names, self.versions = names, versions
+        # "ADR 3": the decision whose file, in the layer's adrs section, is numbered 3
+        self.decisions = {}
+        for obj in index.objects:
+            number = obj.path.rpartition("/")[2].partition("-")[0]
+            if obj.provenance.get("section") == UI_ADR_SECTION and number.isdigit():
+                self.decisions.setdefault(int(number), obj)
         self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
         self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
 
@@ -6480,7 +6488,11 @@ class UiLinks:
             if (left and (left.isalnum() or left in "_./@:-\\")) or (
                     right and (right.isalnum() or right in "_/@-")):
                 continue
-            href = self.href(name)
+            if match.group(1):
+                obj = self.decisions.get(int(match.group(1)))
+                href = ui_object_href(obj) if obj is not None and obj is not self.own else None
+            else:
+                href = self.href(name)
             if href:
                 out.append('%s<a class="ref" href="%s">%s</a>' % (
                     _h(text[pos:start]), _h(href), _h(name)))

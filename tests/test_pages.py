@@ -16,11 +16,12 @@ from tests import support
 import majordomus as mj
 
 
-def fake(kind, identity, path, metadata=None):
-    """An object as the linker reads one: kind, identity, URI, path, metadata."""
+def fake(kind, identity, path, metadata=None, section=None):
+    """An object as the linker reads one: kind, identity, URI, path, metadata, provenance."""
     return types.SimpleNamespace(kind=kind, identity=identity, path=path,
                                  uri="majordomus://%s/%s" % (kind, identity),
-                                 metadata=metadata or {})
+                                 metadata=metadata or {},
+                                 provenance={"path": path, "section": section or kind})
 
 
 def fake_index(*objects):
@@ -79,13 +80,16 @@ PROMPT = fake("prompt", "inspect", ".ai/repo/prompts/inspect.md", {"profile": "s
 GUIDE = fake("document", ".ai/repo/workflows/guide.md", ".ai/repo/workflows/guide.md")
 POLICY = fake("policy", ".ai/repo/policy.yaml", ".ai/repo/policy.yaml",
               {"profiles": {"default": "steady"}})
+ADR = fake("document", ".ai/repo/adrs/0003-one-server.md", ".ai/repo/adrs/0003-one-server.md",
+           section="adrs")
 
 
 class LinkerTest(unittest.TestCase):
     """UiLinks over a made-up index, through render_markdown as every page calls it."""
 
     def setUp(self):
-        self.links = mj.UiLinks(fake_index(BASE, BASE2, README, PROFILE, PROMPT, GUIDE, POLICY))
+        self.links = mj.UiLinks(fake_index(BASE, BASE2, README, PROFILE, PROMPT, GUIDE, POLICY,
+                                           ADR))
 
     def md(self, text, seen_from=None):
         linker = self.links.seen_from(seen_from) if seen_from else self.links
@@ -156,6 +160,13 @@ class LinkerTest(unittest.TestCase):
                          [(href(GUIDE.uri), "<code>.ai/repo/workflows/guide.md</code>")])
         out = self.md("See `../rules/README.md` and `../nowhere.md`.", seen_from=GUIDE)
         self.assertEqual(anchors(out), [(href(README.uri), "<code>../rules/README.md</code>")])
+
+    def test_a_decision_is_named_by_its_number(self):
+        out = self.md("As ADR 3 and ADR-0003 say (ADR3), not ADR 4, xADR 3 or ADR 3x.")
+        self.assertEqual(anchors(out), [(href(ADR.uri), "ADR 3"), (href(ADR.uri), "ADR-0003"),
+                                        (href(ADR.uri), "ADR3")])
+        self.assertIn("ADR 4", out)
+        self.assertEqual(anchors(self.md("ADR 3", seen_from=ADR)), [])
 
     def test_an_object_does_not_link_to_itself(self):
         self.assertEqual(anchors(self.md("I am project.base@1.", seen_from=BASE)), [])
