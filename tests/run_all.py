@@ -293,7 +293,8 @@ SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
 VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
-                "test_http.HttpRoutesTest.test_openapi", "venv_browser_selftest", "venv_ui_test"]
+                "test_http.HttpRoutesTest.test_openapi", "venv_browser_selftest", "venv_ui_test",
+                "venv_pages_test"]
 
 
 def shards():
