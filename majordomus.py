@@ -6681,6 +6681,8 @@ class UiPages:
             '<div class="card"><dt>%s</dt><dd>%s</dd></div>' % (label, value)
             for label, value in cards))
         parts.append(_path_form())
+        # The peers board (§27) goes here when peers exist: after the state and the path
+        # form, before the kinds (who else is working here is read before what is served).
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
