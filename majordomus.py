@@ -7146,7 +7146,7 @@ def _path_form(value=""):
     return ('<form class="path-form" action="%s/context" method="get" aria-labelledby='
             '"mj-path-label"><label id="mj-path-label" for="mj-path">What governs a path? '
             '<span>A file or folder, existing or new</span></label><div class="row"><input '
-            'id="mj-path" type="text" name="path" value="%s" placeholder="lib/rules.sh" '
+            'id="mj-path" type="text" name="path" value="%s" placeholder="e.g. src/app.py or .ai/repo/rules" '
             'autocomplete="off" spellcheck="false"><button type="submit">Show</button></div>'
             '</form>' % (UI_PREFIX, _h(value)))
 
