@@ -6955,8 +6955,9 @@ class UiPages:
         return self.html(self.layout(title, "\n".join(parts)))
 
     def context(self, params):
-        """What governs a path: the resolution's explain (§20.2, why each document
-        applies and what was left out), or the refusal explained (the tree's problems)."""
+        """What governs a path: the brief's answer (§26) with the resolution's explain
+        beside it (§20.2: why each document applies, what was left out), or the refusal
+        explained (the tree's problems). `brief` is the slot of the brief's part."""
         path = params.get("path", "")
         arguments = {"path": path}
         for name in ("provider", "audience"):
@@ -6968,25 +6969,30 @@ class UiPages:
                 '<h1>What governs a path</h1><p class="lede">The context documents that apply '
                 'to a file or folder of this repository, in order, and why each applies.</p>')
                 + _path_form()))
-        title = "What governs %s" % path
-        parts = [head, '<h1>What governs <code>%s</code></h1>' % _h(path), _path_form(path)]
-        status = 200
+        explain, status = self._resolution(arguments)
+        brief = ""
+        parts = [head, '<h1>What governs <code>%s</code></h1>' % _h(path), _path_form(path),
+                 '<div class="governs%s">%s%s</div>' % (" with-brief" if brief else "",
+                                                       explain, brief)]
+        return self.html(self.layout("What governs %s" % path, "\n".join(parts)), status)
+
+    def _resolution(self, arguments):
+        """(the explain part of the context page, its HTTP status): context.resolve's
+        answer explained, or why it gives none."""
         try:
             value = self.gen.execute("context.resolve", arguments)
         except (InvalidInput, RefusedPath, NotFound) as exc:
-            status = 404 if isinstance(exc, NotFound) else 400
-            parts.append('<section class="alert" aria-labelledby="mj-refused"><h2 id='
-                         '"mj-refused">Not resolved</h2><p>%s</p></section>' % _h(str(exc)))
+            return ('<section class="explain alert" aria-labelledby="mj-refused"><h2 id='
+                    '"mj-refused">Not resolved</h2><p>%s</p></section>' % _h(str(exc)),
+                    404 if isinstance(exc, NotFound) else 400)
         except Refused as exc:
-            problems = self.gen.index.context.problems
-            parts.append('<section class="alert" aria-labelledby="mj-refused"><h2 id='
-                         '"mj-refused">The context tree does not validate</h2><p><code>%s: '
-                         '%s</code></p><p>Each problem below is in the file it names; once '
-                         'none is left, this page shows the chain.</p>%s</section>' % (
-                             _h(exc.prefix), _h(exc.head), _diagnostic_table(problems)))
-        else:
-            parts.append(self._explain(value))
-        return self.html(self.layout(title, "\n".join(parts)), status)
+            return ('<section class="explain alert" aria-labelledby="mj-refused"><h2 id='
+                    '"mj-refused">The context tree does not validate</h2><p><code>%s: %s'
+                    '</code></p><p>Each problem below is in the file it names; once none is '
+                    'left, the chain is resolved.</p>%s</section>' % (
+                        _h(exc.prefix), _h(exc.head),
+                        _diagnostic_table(self.gen.index.context.problems)), 200)
+        return self._explain(value), 200
 
     def _explain(self, value):
         """A resolution (§20.2) as the shell tool's `context explain` says it: the chain,

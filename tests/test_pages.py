@@ -553,7 +553,7 @@ class PagesTest(unittest.TestCase):
         self.addCleanup(server.stop)
         page = Page(*server.request("GET", "/ui/context?path=lib%2Frules.sh"))
         self.assertEqual(page.status, 200)
-        alert = page.between('<section class="alert"', "</section>")
+        alert = page.between('<section class="explain alert"', "</section>")
         self.assertIn("The context tree does not validate", alert)
         self.assertIn("refused: the context tree does not validate (1 problem(s)); nothing is "
                       "resolved partially", alert)
