@@ -2638,7 +2638,7 @@ class ContextTree:
         # A new tracked file can mend a `tracks`, a new folder a `paths` entry: a live
         # process then rebuilds on a changed listing alone (§15.2).
         self.follows_listing = any(d.tracks or d.paths for d in self._checked)
-        self._listed, self._ordered, self._vcs = listed, None, decl.discovery == "vcs"
+        self._listed, self._ordered, self.vcs = listed, None, decl.discovery == "vcs"
         self.tracked = {}
         self._sha = {}
         self.cross_problems = self._cross_check()
@@ -2651,7 +2651,7 @@ class ContextTree:
             if self._ordered is None:
                 self._ordered = sorted(self._listed)   # git lists them sorted: linear
             files = self.tracked[spec] = pathspec_files(self.root, spec, self._ordered,
-                                                        self._vcs)
+                                                        self.vcs)
         return files
 
     def _cross_check(self):
@@ -2779,8 +2779,10 @@ def _wildmatch(pattern):
     return re.compile("(?s)" + _glob_segment(pattern, pathname=False) + r"\Z").match
 
 
-def context_target(root, given):
-    """§20.2 step 1, as the shell tool has it: (the normalised path, its directory)."""
+def context_target(root, given, absent=False):
+    """§20.2 step 1, as the shell tool has it: (the normalised path, its directory). With
+    `absent` (the brief, §26), a path that does not exist is a file that would be created
+    there, judged by the nearest folder above it that exists: (path, directory, exists)."""
     if not given:
         raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
     path = given
@@ -2793,32 +2795,60 @@ def context_target(root, given):
         if path is None:
             raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
     full = native_path(root, path) if path != "." else root
-    if not os.path.exists(full):
+    exists = os.path.exists(full)
+    if not exists and not absent:
         raise NotFound("no such path in the repository: %s" % path)
-    folder = os.path.isdir(full)
-    real, top = os.path.realpath(full if folder else os.path.dirname(full)), os.path.realpath(root)
+    folder = exists and os.path.isdir(full)
+    where = full if folder else os.path.dirname(full)
+    while not exists and not os.path.isdir(where) and len(where) > len(root):
+        where = os.path.dirname(where)
+    real, top = os.path.realpath(where), os.path.realpath(root)
     if real != top and not real.startswith(os.path.join(top, "")):
         raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
-    return path, path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+    directory = path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+    return (path, directory, exists) if absent else (path, directory)
+
+
+def context_filters(tree, arguments):
+    """(provider, audience) of a ContextInput (or BriefInput): an unknown provider is
+    invalid input."""
+    provider, audience = arguments.get("provider") or None, arguments.get("audience") or None
+    if provider is not None and " %s " % provider not in " %s " % " ".join(tree.providers):
+        raise InvalidInput("unknown-provider '%s'; the policy projects: %s"
+                           % (provider, " ".join(tree.providers)))
+    return provider, audience
 
 
 def resolve_context(gen, arguments):
     """§20.2: the ContextResolution of a path."""
     tree = gen.index.context
-    provider, audience = arguments.get("provider") or None, arguments.get("audience") or None
-    if provider is not None and " %s " % provider not in " %s " % " ".join(tree.providers):
-        raise InvalidInput("unknown-provider '%s'; the policy projects: %s"
-                           % (provider, " ".join(tree.providers)))
+    provider, audience = context_filters(tree, arguments)
     if tree.problems:
         raise Refused("the context tree does not validate (%d problem(s)); nothing is "
                       "resolved partially" % len(tree.problems),
                       data={"problems": [d.as_dict() for d in tree.problems]},
                       detail=["%s %s: %s" % (d.code, d.path, d.message) for d in tree.problems])
     target, directory = context_target(gen.root, arguments["path"])
+    chain, excluded = context_chain(tree, target, directory, provider, audience)
+    return {
+        "schema": CONTEXT_SCHEMA, "target": target, "directory": directory,
+        "provider": provider, "audience": audience,
+        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
+        "documents": [_chain_entry(tree, number, doc, reason)
+                      for number, (doc, reason) in enumerate(chain, 1)],
+        "excluded": [{"id": doc.id, "uri": doc.obj.uri, "path": doc.path, "reason": reason}
+                     for doc, reason in excluded]}
+
+
+def context_chain(tree, target, directory, provider, audience, unlisted=False):
+    """§20.2 steps 3-6 over the tree's documents: ([(document, why it applies)] in chain
+    order, [(document, why it is left out)] in the shell tool's order). `unlisted`: the
+    target is a file that does not exist yet (the brief, §26), which a `tracks` pathspec
+    that would list it once it is tracked governs too."""
     candidates, excluded = [], []
     inside = path_contains(LAYER_TREE, directory)
     for doc in tree.docs:
-        reason, depth = _applies(tree, doc, target, directory, inside)
+        reason, depth = _applies(tree, doc, target, directory, inside, unlisted)
         if reason is None:
             continue
         left_out = _filtered(doc, provider, audience)
@@ -2838,17 +2868,10 @@ def resolve_context(gen, arguments):
                 excluded.append((other, "superseded by %s (%s)" % (doc.id, doc.path)))
                 superseded.add(id(other))
     chain = [(doc, reason) for _, _, _, doc, reason in candidates if id(doc) not in superseded]
-    return {
-        "schema": CONTEXT_SCHEMA, "target": target, "directory": directory,
-        "provider": provider, "audience": audience,
-        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
-        "documents": [_chain_entry(tree, number, doc, reason)
-                      for number, (doc, reason) in enumerate(chain, 1)],
-        "excluded": [{"id": doc.id, "uri": doc.obj.uri, "path": doc.path, "reason": reason}
-                     for doc, reason in excluded]}
+    return chain, excluded
 
 
-def _applies(tree, doc, target, directory, inside):
+def _applies(tree, doc, target, directory, inside, unlisted=False):
     """§20.2 step 3: (why the document is a candidate for the target, its depth), or None."""
     if inside:
         if doc.scope == "directory" and doc.dir == directory:
@@ -2866,7 +2889,8 @@ def _applies(tree, doc, target, directory, inside):
     if doc.dir == LAYER_TREE and doc.scope == "subtree":
         return "the tree root; the target is outside %s/" % LAYER_TREE, doc.depth
     for spec in doc.tracks:
-        if any(path_contains(target, f) or path_contains(f, target) for f in tree.files_of(spec)):
+        if any(path_contains(target, f) or path_contains(f, target) for f in tree.files_of(spec)
+               ) or (unlisted and pathspec_files(tree.root, spec, [target], tree.vcs)):
             return "tracks %s" % spec, doc.depth
     return None, None
 
@@ -3493,6 +3517,321 @@ def ranked_snippet(obj, terms):
 
 
 # ---------------------------------------------------------------------------------------
+# 8b. The brief (§26): what an agent needs before it works on a path, in one answer and
+#     in any state of the layer: the chain of §20.2 with the documents' text, the rules in
+#     force, the default profile and what the intent relates to, within a line budget.
+#     brief() decides what goes in (the JSON); brief_text() renders the JSON as the
+#     Markdown a model reads, and the line budget is counted on that text.
+# ---------------------------------------------------------------------------------------
+
+BRIEF_SCHEMA = "brief/v1"
+BRIEF_LINES = (20, 300, 5000)   # the least, default and most a budget may be
+BRIEF_RELATED = 5               # hits of the intent's search a brief names at most
+BRIEF_PROBLEMS = 10             # problems the text names at most (the JSON has them all)
+BRIEF_STATEMENT = 280           # characters of a rule's statement its line shows
+BRIEF_BUDGET = "budget"         # the reason of what did not fit
+
+
+def brief(gen, arguments):
+    """§26: the Brief of a path (the handler of context.brief)."""
+    tree = gen.index.context
+    provider, audience = context_filters(tree, arguments)
+    default_budget, profile = _brief_policy(gen)
+    budget = arguments.get("budget_lines", default_budget)
+    target, directory, exists = context_target(gen.root, arguments["path"], absent=True)
+    chain, excluded = context_chain(tree, target, directory, provider, audience,
+                                    unlisted=not exists)
+    forced = rules_in_force(gen)
+    named = _named_by(gen, [doc for doc, _ in chain], forced)
+    intent = " ".join((arguments.get("intent") or "").split())
+    related = _related(gen, intent, chain, excluded, profile) if intent else []
+    docs = [dict(_chain_entry(tree, number, doc, reason), body=_body_lines(doc.obj))
+            for number, (doc, reason) in enumerate(chain, 1)]
+    rules = [dict(entry, named_by=named.get(entry["id"], [])) for entry in forced]
+    value = {
+        "schema": BRIEF_SCHEMA, "target": target, "directory": directory, "exists": exists,
+        "degraded": bool(tree.problems),
+        "problems": [{"code": d.code, "path": d.path, "message": d.message}
+                     for d in tree.problems],
+        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
+        "budget_lines": budget, "used_lines": 0, "documents": [], "rules": [],
+        "profile": profile, "related": [], "left_out": [
+            {"uri": doc.obj.uri, "reason": reason} for doc, reason in excluded]}
+    _fit(value, docs, rules, related)
+    value["used_lines"] = brief_text(value).count("\n")
+    return value
+
+
+def _brief_policy(gen):
+    """(the default budget: the policy's context.builder_budget_lines within the bounds,
+    else 300; the default profile {uri, title} the policy's profiles.default names, or
+    None), once per generation."""
+    def build():
+        result = gen.index.results.get(gen.decl.manifest.sections.get("policy"))
+        policy = result.objects[0] if result is not None and result.objects else None
+        meta = policy.metadata if policy is not None and policy.uri in gen.index.by_uri else {}
+        least, default, most = BRIEF_LINES
+        context, profiles = meta.get("context"), meta.get("profiles")
+        lines = context.get("builder_budget_lines") if isinstance(context, dict) else None
+        if type(lines) is int:
+            default = min(max(lines, least), most)
+        name = render_scalar(profiles.get("default")) if isinstance(profiles, dict) else None
+        found = gen.index.by_uri.get("majordomus://profile/%s" % name) if name else None
+        profile = None if found is None else {"uri": found.uri,
+                                              "title": found.title or found.identity}
+        return default, profile
+    return gen.memo("brief.policy", build)
+
+
+def rules_in_force(gen):
+    """§26: the index's rules in force, once per generation: objects of kind rule whose
+    status is active or absent, the highest version of each id, blocking first, then by
+    id; each {uri, id, version, title, class, statement} (statement: else description)."""
+    def build():
+        best = {}
+        for obj in gen.index.objects:
+            if obj.kind != "rule":
+                continue
+            meta = obj.metadata
+            if render_scalar(meta.get("status")) not in (None, "", "active"):
+                continue
+            rule_id = render_scalar(meta.get("id")) or obj.identity
+            version = meta.get("version")
+            rank = (1, version, "") if type(version) is int else (
+                0, 0, render_scalar(version) or "")
+            held = best.get(rule_id)
+            if held is None or rank > held[0]:
+                best[rule_id] = (rank, obj)
+        out = []
+        for rule_id, (_, obj) in best.items():
+            meta = obj.metadata
+            version = meta.get("version")
+            out.append({
+                "uri": obj.uri, "id": rule_id,
+                "version": version if type(version) is int else render_scalar(version),
+                "title": obj.title or obj.identity,
+                "class": render_scalar(meta.get("class")),
+                "statement": render_scalar(meta.get("statement")) or obj.description})
+        out.sort(key=lambda r: (r["class"] != "blocking", r["id"]))
+        return out
+    return gen.memo("brief.rules", build)
+
+
+def _named_by(gen, docs, rules):
+    """{rule id: [the ids of the chain documents whose body names it]}: a dotted
+    identifier, or any identifier written with @N, is a name (found once per document and
+    generation)."""
+    if not docs or not rules:
+        return {}
+    ids = gen.memo("brief.rule_ids", lambda: frozenset(r["id"] for r in rules))
+    names = gen.memo("brief.names", dict)
+    out = {}
+    for doc in docs:
+        found = names.get(doc.path)
+        if found is None:
+            import re
+            body = doc.obj.body or ""
+            found = names[doc.path] = frozenset(re.findall(
+                r"(?<![\w.@/-])([A-Za-z0-9_][\w-]*(?:\.[\w-]+)+|[A-Za-z0-9_][\w.-]*(?=@\d))",
+                body)) & ids
+        for rule_id in sorted(found):
+            out.setdefault(rule_id, []).append(doc.id)
+    return out
+
+
+def _body_lines(obj):
+    """A document's body (Markdown without front matter) as lines, without the blank lines
+    that open and close it."""
+    lines = [line[:-1] if line.endswith("\r") else line
+             for line in (obj.body if obj.body is not None else obj.content).split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    return lines[start:]
+
+
+def _related(gen, intent, chain, excluded, profile):
+    """§26 `related`: the best ranked hits (§21) of the intent that the brief does not
+    already hold: neither a document of the chain or left out of it, nor a rule (the rules
+    in force are listed; the others are not in force), nor the default profile."""
+    held = {doc.obj.uri for doc, _ in chain} | {doc.obj.uri for doc, _ in excluded}
+    if profile is not None:
+        held.add(profile["uri"])
+    terms = set(query_terms(intent)[0])
+    out = []
+    for _, obj in ranked_hits(gen, intent, None):
+        if obj.kind == "rule" or obj.uri in held:
+            continue
+        snippet = ranked_snippet(obj, terms)
+        out.append({"uri": obj.uri, "kind": obj.kind, "title": obj.title or obj.identity,
+                    "snippet": snippet if snippet is not None else (obj.description or "")})
+        if len(out) == BRIEF_RELATED:
+            break
+    return out
+
+
+def _fit(value, docs, rules, related):
+    """Fill the brief within its budget, in this order of priority: the header; the rules
+    the chain names; each document's heading; the related hits; the blocking rules; the
+    documents' bodies, most specific first (a body cut at a line boundary, with a pointer
+    to the rest); the other rules. What does not fit at all goes to left_out. The text
+    keeps §26's order (header, rules, documents, related, left out); the line counts here
+    are brief_text's."""
+    budget = value["budget_lines"]
+    named = [r for r in rules if r["named_by"]]
+    blocking = [r for r in rules if not r["named_by"] and r["class"] == "blocking"]
+    others = [r for r in rules if not r["named_by"] and r["class"] != "blocking"]
+    specific = docs[::-1]
+    for reserve in ((3 if value["left_out"] else 0), 3):
+        room = [budget - len(_brief_head(value)) - reserve]
+        opened = set()
+
+        def take(lines, section=None):
+            cost = lines + (2 if section is not None and section not in opened else 0)
+            if cost > room[0]:
+                return False
+            room[0] -= cost
+            if section is not None:
+                opened.add(section)
+            return True
+
+        shown_rules = set()
+        for rule in named:
+            if take(1, "rules"):
+                shown_rules.add(id(rule))
+        heads = {}                   # id(document) -> body lines shown (None: pointer only)
+        for doc in specific:
+            if take(3 + (1 if doc["body"] else 0), "documents"):
+                heads[id(doc)] = 0
+        shown_related = [hit for hit in related if take(1, "related")]
+        for rule in blocking:
+            if take(1, "rules"):
+                shown_rules.add(id(rule))
+        for doc in specific:
+            lines = len(doc["body"])
+            if id(doc) not in heads or not lines:
+                continue
+            if lines - 1 <= room[0]:
+                room[0] -= lines - 1
+                heads[id(doc)] = lines
+            else:
+                heads[id(doc)] = room[0]
+                room[0] = 0
+        for rule in others:
+            if take(1, "rules"):
+                shown_rules.add(id(rule))
+        dropped = [r for r in named + blocking + others if id(r) not in shown_rules] + [
+            d for d in specific if id(d) not in heads] + related[len(shown_related):]
+        if reserve or not dropped:
+            break
+    value["documents"] = [dict(doc, body=_cut(doc, heads[id(doc)])) for doc in docs
+                          if id(doc) in heads]
+    value["rules"] = [rule for rule in rules if id(rule) in shown_rules]
+    value["related"] = shown_related
+    value["left_out"] += [{"uri": item["uri"], "reason": BRIEF_BUDGET} for item in dropped]
+
+
+def _cut(doc, shown):
+    """A document's body of `shown` lines (all: whole), else cut with the pointer."""
+    lines = doc["body"]
+    if shown >= len(lines):
+        return "\n".join(lines)
+    return "\n".join(lines[:shown] + ["\u2026 (%d more lines: majordomus_get %s)"
+                                      % (len(lines) - shown, doc["uri"])])
+
+
+def _one_line(text, most=None):
+    """A value on one line of the text (any line break or run of spaces one space)."""
+    text = " ".join(str(text).split())
+    return text if most is None or len(text) <= most else text[:most - 1] + "\u2026"
+
+
+def _brief_head(value):
+    """The header's lines: the target, what is there, the fingerprint, the budget and the
+    profile; then, when the tree does not validate, the problems (as many as the budget
+    affords, and how many more)."""
+    target, directory = _one_line(value["target"]), _one_line(value["directory"])
+    if not value["exists"]:
+        where = ("A new file: nothing exists at this path yet; it would be created in `%s`."
+                 % directory)
+    elif target == directory:
+        where = "A directory of the repository." if target != "." else "The repository's root."
+    else:
+        where = "An existing file in `%s`." % directory
+    profile = value["profile"]
+    lines = ["# Brief: `%s`" % target, where,
+             "Fingerprint `%s` \u00b7 %d of %d lines \u00b7 default profile %s" % (
+            value["fingerprint"], value["used_lines"], value["budget_lines"],
+            "[%s](%s)" % (_one_line(profile["title"]), profile["uri"]) if profile else "none")]
+    problems = value["problems"]
+    if problems:
+        shown = min(len(problems), BRIEF_PROBLEMS, (value["budget_lines"] - 10) // 2)
+        lines.append("**Degraded**: the context tree does not validate (%d problem(s)); "
+                     "`context resolve` refuses, this brief answers with the documents the "
+                     "index holds." % len(problems))
+        lines += ["- `%s` %s: %s" % (p["code"], _one_line(p["path"] or "-"),
+                                     _one_line(p["message"])) for p in problems[:shown]]
+        if shown < len(problems):
+            lines.append("- \u2026 %d more problem(s): majordomus://repository lists every "
+                         "diagnostic" % (len(problems) - shown))
+    return lines
+
+
+def brief_text(value):
+    """The Brief as the Markdown a model reads (§26), every line of it counted by the
+    budget: the header, the rules in force (those the chain names first, then blocking,
+    then the rest), the documents' bodies from the most specific to the least, the related
+    hits, and what was left out (as many lines as the budget leaves, then how many more)."""
+    lines = _brief_head(value)
+    rules = value["rules"]
+    if rules:
+        dropped = sum(1 for e in value["left_out"] if e["reason"] == BRIEF_BUDGET
+                      and e["uri"].startswith("majordomus://rule/"))
+        lines += ["", "## Rules in force (%s)" % ("%d" % len(rules) if not dropped else
+                                                  "%d of %d" % (len(rules), len(rules) + dropped))]
+        named = [r for r in rules if r["named_by"]]
+        lines += [_rule_line(r) for r in named + [
+            r for r in rules if not r["named_by"] and r["class"] == "blocking"] + [
+            r for r in rules if not r["named_by"] and r["class"] != "blocking"]]
+    if value["documents"]:
+        lines += ["", "## Documents that govern it, most specific first"]
+        for doc in value["documents"][::-1]:
+            lines += ["", "### %s (`%s`)" % (_one_line(doc["title"]), _one_line(doc["path"])),
+                      "%s \u00b7 applies: %s" % (doc["uri"], _one_line(doc["reason"]))]
+            if doc["body"]:
+                lines += doc["body"].split("\n")
+    if value["related"]:
+        lines += ["", "## Related to the intent"]
+        lines += ["- [%s](%s) (%s): %s" % (_one_line(hit["title"]), _one_line(hit["uri"]),
+                                          _one_line(hit["kind"]),
+                                          _one_line(hit["snippet"], BRIEF_STATEMENT))
+                  for hit in value["related"]]
+    left_out = value["left_out"]
+    if left_out:
+        lines += ["", "## Left out"]
+        room = value["budget_lines"] - len(lines)
+        shown = left_out if len(left_out) <= room else left_out[:max(room - 1, 0)]
+        lines += ["- %s: %s" % (_one_line(e["uri"]), _one_line(e["reason"])) for e in shown]
+        if len(shown) < len(left_out):
+            lines.append("- \u2026 %d more (each is in left_out; read any with majordomus_get)"
+                         % (len(left_out) - len(shown)))
+    return "\n".join(lines) + "\n"
+
+
+def _rule_line(rule):
+    kind = rule["class"]
+    tag = "**blocking** " if kind == "blocking" else ("%s " % _one_line(kind) if kind else "")
+    line = "- %s[%s](%s)" % (tag, _one_line(rule["title"]), _one_line(rule["uri"]))
+    if rule["statement"]:
+        line += ": " + _one_line(rule["statement"], BRIEF_STATEMENT)
+    if rule["named_by"]:
+        line += " (named by %s)" % _one_line(", ".join(rule["named_by"]))
+    return line
+
+
+# ---------------------------------------------------------------------------------------
 # 9. The capability registry and execution (§7): descriptors without code, one
 #    `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
@@ -3682,6 +4021,44 @@ TYPES = {
         "excluded": {"type": "array", "items": _CONTEXT_LEFT_OUT}},
         ("schema", "target", "directory", "provider", "audience", "fingerprint", "documents",
          "excluded")),
+    "BriefInput": _object_schema({
+        "path": dict(_STR, description="a repository-relative path: a file, a directory ('.' "
+                     "is the root), or a file you are about to create"),
+        "intent": dict(_STR, description="what you are about to do there, in plain words: it "
+                       "finds the related objects"),
+        "provider": dict(_STR, description="only the documents for this provider (a name the "
+                         "policy's projections declare)"),
+        "audience": {"type": "string", "enum": list(_AUDIENCES),
+                     "description": "only the documents addressed to this audience"},
+        "budget_lines": {"type": "integer", "minimum": BRIEF_LINES[0],
+                         "maximum": BRIEF_LINES[2],
+                         "description": "the most lines of the brief's text (default: the "
+                                        "policy's context.builder_budget_lines, else 300)"}},
+        ("path",), closed=True),
+    "Brief": _object_schema({
+        "schema": _STR, "target": _STR, "directory": _STR, "exists": _BOOL,
+        "degraded": _BOOL,
+        "problems": {"type": "array", "items": _object_schema(
+            {"code": _STR, "path": _STR_OR_NULL, "message": _STR}, ("code", "path", "message"))},
+        "fingerprint": _STR, "budget_lines": _INT, "used_lines": _INT,
+        "documents": {"type": "array", "items": _object_schema(
+            dict(_CONTEXT_DOC["properties"], body=_STR),
+            _CONTEXT_DOC["required"] + ["body"])},
+        "rules": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "id": _STR, "version": {"anyOf": [_INT, _STR, {"type": "null"}]},
+             "title": _STR, "class": _STR_OR_NULL, "statement": _STR_OR_NULL,
+             "named_by": _STRINGS},
+            ("uri", "id", "version", "title", "class", "statement", "named_by"))},
+        "profile": {"anyOf": [_object_schema({"uri": _STR, "title": _STR}, ("uri", "title")),
+                              {"type": "null"}]},
+        "related": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "kind": _STR, "title": _STR, "snippet": _STR},
+            ("uri", "kind", "title", "snippet"))},
+        "left_out": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "reason": _STR}, ("uri", "reason"))}},
+        ("schema", "target", "directory", "exists", "degraded", "problems", "fingerprint",
+         "budget_lines", "used_lines", "documents", "rules", "profile", "related",
+         "left_out")),
     "RepositoryReport": _REPORT,
     "ObjectList": _object_schema({"count": _INT, "total": _INT,
                                   "objects": {"type": "array", "items": _SUMMARY},
@@ -3764,6 +4141,14 @@ BUILTINS = (
      "the reason. Refused while the context tree does not validate.",
      "ContextInput", "ContextResolution", "majordomus_context", None, "/api/v1/context",
      ["context", "resolve"], 64),
+    ("context.brief", "Brief me before I work on a path",
+     "Call this before you create or change a file: give its path (a file that does not "
+     "exist yet too) and your intent in plain words. Returns, as Markdown within a line "
+     "budget, what governs that place: the text of the context documents, most specific "
+     "first; the rules in force (blocking first); the default profile; the objects related "
+     "to your intent; and what was left out, and why. It answers even while the layer has "
+     "problems, and lists them.",
+     "BriefInput", "Brief", "majordomus_brief", None, "/api/v1/brief", ["brief"], 64),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
      "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
@@ -4444,7 +4829,7 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
-            "context.resolve": resolve_context}
+            "context.resolve": resolve_context, "context.brief": brief}
 
 
 # ---------------------------------------------------------------------------------------
@@ -5214,9 +5599,14 @@ def m_call(call, params):
         raise RpcError(-32603, str(exc))
     except CapabilityError as exc:
         return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-    text = _json_bytes(value).decode("utf-8", "surrogatepass")
+    render = TOOL_TEXT.get(cap_id)
+    text = render(value) if render else _json_bytes(value).decode("utf-8", "surrogatepass")
     return {"content": [{"type": "text", "text": text}], "structuredContent": value,
             "isError": False}
+
+
+# The tools whose text block is written for the model, not the JSON of structuredContent.
+TOOL_TEXT = {"context.brief": brief_text}
 
 
 def m_prompt(call, params):
@@ -7434,6 +7824,16 @@ COMMANDS = {
         "values": REPO_OPTIONS + ("--kind", "--mode", "--limit", "--format"),
         "flags": ("--strict",), "positionals": ("QUERY",), "formats": ("text", "json"),
         "integers": ("--limit",)},
+    "brief": {
+        "usage": "majordomus brief PATH [--repo PATH] [--discovery vcs|filesystem] [--strict] "
+                 "[--intent TEXT] [--provider P] [--audience human|agent] [--budget-lines N] "
+                 "[--format text|json]",
+        "about": "before you create or change a file: what governs it (documents, rules in "
+                 "force, what relates to --intent), within a line budget",
+        "values": REPO_OPTIONS + ("--intent", "--provider", "--audience", "--budget-lines",
+                                  "--format"),
+        "flags": ("--strict",), "positionals": ("PATH",), "formats": ("text", "json"),
+        "integers": ("--budget-lines",)},
     "context resolve": {
         "usage": "majordomus context resolve PATH [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--provider P] [--audience human|agent] [--format text|json]",
@@ -7655,6 +8055,17 @@ def run_command(options):
             arguments["limit"] = int(options.get("--limit"))
         value = execute_cli(gen, words, arguments)
         text_form = search_text
+    elif command == "brief":
+        if not options.positionals[0]:
+            raise UsageError("which path? (an empty PATH names nothing)",
+                             COMMANDS[command]["usage"])
+        arguments = {"path": options.positionals[0]}
+        arguments.update((k, options.get("--" + k)) for k in ("intent", "provider", "audience")
+                         if options.get("--" + k))
+        if options.get("--budget-lines") is not None:
+            arguments["budget_lines"] = int(options.get("--budget-lines"))
+        value = execute_cli(gen, words, arguments)
+        text_form = brief_text
     elif command.startswith("context "):
         if not options.positionals[0]:
             raise UsageError("which path? (an empty PATH names nothing)",
