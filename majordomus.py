@@ -2871,6 +2871,13 @@ def context_chain(tree, target, directory, provider, audience, unlisted=False):
     return chain, excluded
 
 
+def context_problems_line(tree):
+    """What `mcp --inspect` and the overview page say when the context tree does not
+    validate (§26)."""
+    return ("context: %d problem(s); resolve refuses, brief answers degraded"
+            % len(tree.problems))
+
+
 def _applies(tree, doc, target, directory, inside, unlisted=False):
     """§20.2 step 3: (why the document is a candidate for the target, its depth), or None."""
     if inside:
@@ -5423,16 +5430,9 @@ class McpListing:
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
-        self.instructions = (
-            "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
-            "(%d tools, %d resources), index state %s. Each object is the resource "
-            "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, "
-            "documents); majordomus://repository carries the repository report with every "
-            "diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
-            "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
-            "written." % (len(index.objects), registry.summary["total"], len(self.tools),
-                          registry.summary["mcp_resources"], index.state,
-                          len(registry.by_prompt)))
+        self.instructions = instructions(len(index.objects), registry.summary["total"],
+                                         len(self.tools), registry.summary["mcp_resources"],
+                                         index.state, len(registry.by_prompt))
 
     @property
     def tools_result(self):
@@ -5445,6 +5445,25 @@ class McpListing:
         """The URIs of resources/list, in its order, without building the entries."""
         return [d["exposure"]["mcp"]["resource"]["uri"] for d in self.queries] + [
             o.uri for o in gen.index.objects]
+
+
+# The sentence of initialize's instructions that sends a model to the brief (§26).
+BRIEF_INSTRUCTION = ("Before you create or change a file, call majordomus_brief with its path "
+                     "and your intent.")
+
+
+def instructions(objects, capabilities, tools, resources, state, prompts):
+    """initialize's instructions (§9.3, §26): one short paragraph, under 600 characters
+    whatever the counts."""
+    return (
+        "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
+        "(%d tools, %d resources), index state %s. %s Each object is the resource "
+        "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, "
+        "documents); majordomus://repository carries the repository report with every "
+        "diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
+        "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
+        "written." % (objects, capabilities, tools, resources, state, BRIEF_INSTRUCTION,
+                      prompts))
 
 
 def mcp_listing(gen):
@@ -5932,6 +5951,8 @@ def inspect_text(gen):
     lines = ["%-11s %s" % ("repository", gen.root),
              "%-11s %s" % ("discovery", gen.decl.discovery),
              "%-11s %s" % ("state", index.state)]
+    if index.context.problems:
+        lines.append(context_problems_line(index.context))
     lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
     lines.append("capabilities %d (%d builtin, %d declarative)"
                  % (totals["total"], totals["builtin"], totals["declarative"]))
@@ -6715,6 +6736,8 @@ class UiPages:
             return self.object(params.get("uri", ""))
         elif path == UI_PREFIX + "/search":
             return self.search(params)
+        elif path == UI_PREFIX + "/brief":
+            return self.brief(params)
         elif path == UI_PREFIX + "/diagnostics":
             return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
         elif path == UI_PREFIX + "/capabilities":
@@ -6791,6 +6814,14 @@ class UiPages:
                          'grouped by code</a></p></section>' % (
                              len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
                              UI_PREFIX))
+        if index.context.problems:
+            parts.append('<p class="alert" role="status">%s (<a href="%s/diagnostics">the '
+                         'diagnostics</a>).</p>' % (_h(context_problems_line(index.context)),
+                                                    UI_PREFIX))
+        parts.append('<h2 id="mj-brief">Brief me on a path</h2><p>What governs a file or a '
+                     'folder, before you change it or create it: the documents, the rules in '
+                     'force, and what relates to what you are about to do.</p>'
+                     + brief_form("", ""))
         summary = gen.registry.summary
         cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
                  ("Objects", "%d" % len(index.objects)),
@@ -6889,6 +6920,11 @@ class UiPages:
                      '<input id="mj-uri" type="text" readonly value="%s" size="60" data-copy '
                      'aria-label="the URI"></div>' % _h(obj.uri))
         origin = obj.provenance
+        if is_context_document(obj):
+            parts.append('<p><a href="%s/brief?path=%s">Brief on %s</a>: what governs a file '
+                         'there, with this document and the rules in force.</p>' % (
+                             UI_PREFIX, _q(origin["directory"]),
+                             "<code>%s</code>" % _h(origin["directory"])))
         parts.append('<h2 id="mj-content">Content</h2>')
         if obj.media_type == "text/markdown":
             parts.append('<div class="content">%s</div>' % render_markdown(
@@ -6972,6 +7008,24 @@ class UiPages:
                              % (UI_PREFIX, _q(query), _q(value["next_cursor"])))
         return self.html(self.layout(title, "\n".join(parts)))
 
+    def brief(self, params):
+        path, intent = params.get("path", ""), params.get("intent", "")
+        parts = ['<h1>Brief</h1>', brief_form(path, intent)]
+        title = "Brief"
+        if path:
+            arguments = {"path": path}
+            if intent.strip():
+                arguments["intent"] = intent
+            try:
+                value = self.gen.execute("context.brief", arguments)
+            except CapabilityError as exc:
+                status = 404 if isinstance(exc, NotFound) else 400 if isinstance(
+                    exc, InvalidInput) else 422 if isinstance(exc, Refused) else 500
+                return self.error(status, "Brief", exc.message)
+            title = "Brief: %s" % value["target"]
+            parts.append(brief_html(value))
+        return self.html(self.layout(title, "\n".join(parts)))
+
     def diagnostics(self):
         groups = {}
         for diagnostic in self.gen.index.diagnostics:
@@ -7011,6 +7065,81 @@ class UiPages:
 
 def ui_pages(gen):
     return gen.memo("ui", lambda: UiPages(gen))
+
+
+def brief_form(path, intent):
+    """The form that asks for a brief (§26): a path, and what the reader is about to do."""
+    return ('<form class="brief-form" aria-label="Brief" action="%s/brief" method="get">'
+            '<label for="mj-brief-path">Path</label><input id="mj-brief-path" type="text" '
+            'name="path" value="%s" placeholder="src/new_file.py" required>'
+            '<label for="mj-brief-intent">Intent</label><input id="mj-brief-intent" '
+            'type="text" name="intent" value="%s" placeholder="what you are about to do">'
+            '<button type="submit">Brief me</button></form>' % (UI_PREFIX, _h(path), _h(intent)))
+
+
+def brief_html(value):
+    """A Brief (§26) as the main part of a page: the target and its problems, the rules in
+    force (each linked to its page), the chain's documents with their bodies rendered, the
+    related objects and what was left out. It renders any Brief, wherever a page shows
+    one."""
+    def link(uri, text):
+        return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(uri), _h(text))
+
+    where = ("a directory" if value["exists"] and value["target"] == value["directory"]
+             else "an existing file" if value["exists"] else
+             "a new file (nothing exists there yet)")
+    profile = value["profile"]
+    parts = ['<p class="lede"><code>%s</code> is %s in <code>%s</code>. %d of %d lines of '
+             'the text form; default profile %s.</p>' % (
+                 _h(value["target"]), where, _h(value["directory"]), value["used_lines"],
+                 value["budget_lines"], link(profile["uri"], profile["title"]) if profile
+                 else "none"),
+             '<p class="where">Fingerprint <code>%s</code></p>' % _h(value["fingerprint"])]
+    if value["problems"]:
+        parts.append('<section class="alert" aria-labelledby="mj-brief-problems"><h2 id='
+                     '"mj-brief-problems">Degraded: %d problem(s)</h2><p>The context tree does '
+                     'not validate: <code>context resolve</code> refuses; this brief answers '
+                     'with the documents the index holds.</p><ul>%s</ul></section>' % (
+                         len(value["problems"]), "".join(
+                             '<li><code>%s</code> %s: %s</li>' % (
+                                 _h(p["code"]), _path_html(p["path"] or "-"), _h(p["message"]))
+                             for p in value["problems"])))
+    rules = value["rules"]
+    parts.append('<h2 id="mj-brief-rules">Rules in force (%d)</h2>' % len(rules))
+    parts.append('<ul class="hits">%s</ul>' % "".join(
+        '<li><div class="title">%s%s</div>%s%s</li>' % (
+            '<span class="badge">%s</span> ' % _h(r["class"]) if r["class"] else "",
+            link(r["uri"], r["title"]),
+            '<p class="snippet">%s</p>' % _h(r["statement"]) if r["statement"] else "",
+            '<div class="where">named by %s</div>' % _h(", ".join(r["named_by"]))
+            if r["named_by"] else "") for r in rules) if rules else "<p>None.</p>")
+    parts.append('<h2 id="mj-brief-docs">Documents that govern it, most specific first</h2>')
+    for doc in value["documents"][::-1]:
+        parts.append('<section class="brief-doc"><h3>%s</h3><p class="where"><code>%s</code> '
+                     '\u00b7 applies: %s</p><div class="content">%s</div></section>' % (
+                         link(doc["uri"], doc["title"]), _h(doc["path"]), _h(doc["reason"]),
+                         render_markdown(doc["body"])))
+    if not value["documents"]:
+        parts.append("<p>No document applies.</p>")
+    if value["related"]:
+        parts.append('<h2 id="mj-brief-related">Related to the intent</h2><ul class="hits">%s'
+                     '</ul>' % "".join(
+                         '<li><div class="title">%s <span class="badge">%s</span></div>'
+                         '<p class="snippet">%s</p></li>' % (
+                             link(hit["uri"], hit["title"]), _h(hit["kind"]),
+                             _h(hit["snippet"])) for hit in value["related"]))
+    if value["left_out"]:
+        parts.append('<h2 id="mj-brief-left">Left out (%d)</h2><div class="table-wrap"><table '
+                     'class="stack" aria-labelledby="mj-brief-left"><thead><tr><th scope="col">'
+                     'Object</th><th scope="col">Why</th></tr></thead><tbody>%s</tbody></table>'
+                     '</div>' % (len(value["left_out"]), "".join(
+                         '<tr><td>%s</td><td>%s</td></tr>' % (link(e["uri"], e["uri"]),
+                                                              _h(e["reason"]))
+                         for e in value["left_out"][:UI_CAPABILITIES])))
+        if len(value["left_out"]) > UI_CAPABILITIES:
+            parts.append("<p>And %d more, each in the JSON form (<code>left_out</code>).</p>"
+                         % (len(value["left_out"]) - UI_CAPABILITIES))
+    return "\n".join(parts)
 
 
 def _ui_params(query):
