@@ -2966,9 +2966,21 @@ def _pad(text, width):
 
 # Three weighted fields: identity, title and tags (the object's name for itself); the
 # description; the content without its front matter. Lengths are counted in characters.
-SEARCH_WEIGHTS = (3.0, 1.5, 1.0)
-BM25_K1, BM25_B = 1.2, 0.75
+# An object's name and summary say what it is about; a long body names many things in
+# passing (§26: agents ask in sentences, whose words a long document carries anyway).
+SEARCH_WEIGHTS = (3.0, 1.5, 0.4)
+BM25_K1, BM25_B = 3.0, 0.75
 PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
+PAIR_BONUS = 3.0          # per two neighbouring words of the query that stand together
+PAIR_SCAN = 40            # the best hits looked at for such neighbours
+STOP_WEIGHT = 0.2         # what a function word of the query weighs (a sentence's "how do I")
+# The English function words of a question: they count for the score, lightly.
+STOPWORDS = frozenset("""a about all also am an and any are as at be been being but by can
+could did do does for from had has have he her here his how i if in into is it its just may
+me might must my no not of on one or our out over own same shall she should so some such
+than that the their them then there these they this to too up very was we were what when
+where which who whom why will with would you your""".split())
+_STOPPED = []             # the stop words folded (fold_term), made on first use
 PHRASE_SCAN_OVER = 256    # more hits than this: the text is scanned for the phrase first
 POSTINGS_KEPT = 512       # terms whose postings a generation keeps (least recently used go)
 FIND_MOST = 2000          # a term found more often is a common one (str.find is per hit)
@@ -3461,6 +3473,8 @@ def ranked_hits(gen, query, kind):
         return []
     with index.lock:
         scores = _scores(index, terms, words)
+    if words > 1:
+        _pair_bonus(index, query, scores)
     # The bonus for the whole query verbatim, in the title or in one content line (the
     # query is one line); only where its terms stand in that order in the index's text.
     phrase = query.casefold().strip() if words > 1 else None
@@ -3486,8 +3500,9 @@ def ranked_hits(gen, query, kind):
 
 def _scores(index, terms, words):
     """{object position: BM25F score} of the hits of a query's terms (`words`: how many
-    are the query's own, the rest compounds)."""
+    are the query's own, the rest compounds); a function word weighs STOP_WEIGHT."""
     half = len(index.objects) / 2
+    stopped = _stopped()
     weights = index.postings(terms)
     # A term most objects carry makes no hit on its own, unless every term of the query is
     # of that kind; a compound only adds to the hits (one that nothing carries is no term).
@@ -3501,15 +3516,44 @@ def _scores(index, terms, words):
     for w in rare or weights:
         carriers.update(w)
     scores = dict.fromkeys(carriers, 0.0)
-    for w in index.weights_at(weights, scores):   # in term order, as a sum would add them
+    for term, w in zip(terms, index.weights_at(weights, scores)):   # in term order
+        factor = STOP_WEIGHT if term in stopped else 1.0
         if len(w) <= len(scores):
             for position, weight in w.items():
                 if position in scores:
-                    scores[position] += weight
+                    scores[position] += weight * factor
         else:
             for position in scores:
-                scores[position] += w.get(position, 0.0)
+                scores[position] += w.get(position, 0.0) * factor
     return scores
+
+
+def _stopped():
+    if not _STOPPED:
+        _STOPPED.append(frozenset(fold_term(word) for word in STOPWORDS))
+    return _STOPPED[0]
+
+
+def _pair_bonus(index, query, scores):
+    """PAIR_BONUS for each two neighbouring words of the query (function words left out)
+    that stand together in an object's text, inflected or not ("checkpoint interval",
+    "regression tests"), in the PAIR_SCAN best hits."""
+    import re
+    stopped = _stopped()
+    words = [fold_term(w) for w in re.findall(_WORD, query.casefold())]
+    words = [w for w in words if w not in stopped]
+    pairs = list(dict.fromkeys(zip(words, words[1:])))
+    if not pairs:
+        return
+    patterns = [re.compile(" %s[^ ]* +%s" % (re.escape(_prefix(a)), re.escape(_prefix(b))))
+                for a, b in pairs]
+    import heapq
+    best = heapq.nsmallest(PAIR_SCAN, scores, key=lambda p: (-scores[p], index.objects[p].uri))
+    begins, ends = index._bounds()
+    for position in best:
+        found = sum(1 for pattern in patterns
+                    if pattern.search(index.text, begins[position], ends[position]))
+        scores[position] += PAIR_BONUS * found
 
 
 def ranked_snippet(obj, terms):

@@ -47,7 +47,8 @@ Rows, by the issue they measure (each printed with its goal and "met" / "not met
   the check functions timed by wrappers.
 - §21 ranked search: the first search of a fresh session (term index made) <= 150 ms,
   distinct queries p50 <= 10 ms, the term index's memory (tracemalloc) <= 1.5x the text it
-  indexes; tests/search_quality.py's figures (MRR@10 >= 0.8, recall@5 >= 0.9).
+  indexes; tests/search_quality.py's figures (MRR@10 >= 0.9 on every question and >= 0.85
+  on the natural ones, §26; recall@5 >= 0.9).
 - §22 pages: /ui/, object pages and a kind page of 50 on 10,000 rules (first request apart),
   serve spawn -> first /api/v1/repository answer vs 0436a0f.
 - §24: spawn -> initialize and one sweep at 10,000 unchanged files beside 0436a0f's.
@@ -2300,12 +2301,18 @@ def section_search(table, big, reps, firsts):
     pattern = re.compile(r"MRR@10 ([\d.]+), recall@5 ([\d.]+)")
     for line in lines:
         m = pattern.search(line)
-        mode = line.split()[0]
-        if m and mode == "ranked":
+        mode, which = (line.split() + ["", ""])[:2]
+        if m and mode == "ranked" and which == "all":
+            # §21's goal (MRR@10 >= 0.8) raised by §26: the brief's intent is a sentence
             mrr, r5 = float(m.group(1)), float(m.group(2))
-            table.row("quality, ranked: MRR@10", "%.3f (%s)" % (mrr, line.strip()),
-                      ">= 0.8", mrr >= 0.8)
-            table.row("quality, ranked: recall@5", "%.3f" % r5, ">= 0.9", r5 >= 0.9)
+            table.row("quality, ranked: MRR@10, every question", "%.3f (%s)" % (
+                mrr, line.strip()), ">= 0.9", mrr >= 0.9)
+            table.row("quality, ranked: recall@5, every question", "%.3f" % r5, ">= 0.9",
+                      r5 >= 0.9)
+        elif m and mode == "ranked" and which == "natural":
+            mrr = float(m.group(1))
+            table.row("quality, ranked: MRR@10, natural questions", "%.3f (%s)" % (
+                mrr, line.strip()), ">= 0.85", mrr >= 0.85)
         else:
             table.row("quality, %s" % mode, line.strip())
 

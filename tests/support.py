@@ -54,7 +54,8 @@ SKELETON_URIS = [
 ]
 
 # The MCP tools, in tools/list order (capability-id order, §9.3): one per builtin capability.
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_context",
+TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_brief",
+         "majordomus_context",
          "majordomus_get", "majordomus_list", "majordomus_search", "majordomus_perf",
          "majordomus_prompt", "majordomus_repository"]
 

@@ -105,6 +105,7 @@ ROUTES = {
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
     "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
+    "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
 }
 # id -> {parameter name: required}
 PARAMETERS = {
@@ -118,6 +119,8 @@ PARAMETERS = {
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
+    "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
+                      "budget_lines": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -583,8 +586,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,

@@ -54,6 +54,7 @@ SKELETON_KINDS = {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule":
 TOOL_ORDER = [
     ("majordomus_capability", "capabilities.describe", "Describe one capability"),
     ("majordomus_capabilities", "capabilities.list", "List capabilities"),
+    ("majordomus_brief", "context.brief", "Brief me before I work on a path"),
     ("majordomus_context", "context.resolve", "What governs a path"),
     ("majordomus_get", "objects.get", "Get one object"),
     ("majordomus_list", "objects.list", "List objects"),
@@ -942,8 +943,8 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
         self.assertEqual((page["count"], page["total"]), (10, 18))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])

@@ -20,7 +20,8 @@ from tests import support
 TIMEOUT = 30
 N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
-BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.resolve", "objects.get",
+BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.brief", "context.resolve",
+               "objects.get",
                "objects.list", "objects.search", "perf.counters", "prompts.get",
                "repository.info"]
 TOOLS = list(support.TOOLS)
