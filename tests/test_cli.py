@@ -255,10 +255,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (18, 9, 9, 9, 10, 9, 6))
+                     summary["cli_commands"]), (19, 10, 9, 10, 10, 10, 7))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"query": 9, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 18)
+                                 {"query": 10, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 19)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
