@@ -3598,7 +3598,6 @@ def brief(gen, arguments):
     related = _related(gen, intent, chain, excluded, profile) if intent else []
     docs = [dict(_chain_entry(tree, number, doc, reason), body=_body_lines(doc.obj))
             for number, (doc, reason) in enumerate(chain, 1)]
-    rules = [dict(entry, named_by=named.get(entry["id"], [])) for entry in forced]
     value = {
         "schema": BRIEF_SCHEMA, "target": target, "directory": directory, "exists": exists,
         "degraded": bool(tree.problems),
@@ -3608,7 +3607,7 @@ def brief(gen, arguments):
         "budget_lines": budget, "used_lines": 0, "documents": [], "rules": [],
         "profile": profile, "related": [], "left_out": [
             {"uri": doc.obj.uri, "reason": reason} for doc, reason in excluded]}
-    _fit(value, docs, rules, related)
+    _fit(value, docs, forced, named, related)
     value["used_lines"] = brief_text(value).count("\n")
     return value
 
@@ -3723,65 +3722,97 @@ def _related(gen, intent, chain, excluded, profile):
     return out
 
 
-def _fit(value, docs, rules, related):
+def _fit(value, docs, rules, named, related):
     """Fill the brief within its budget, in this order of priority: the header; the rules
     the chain names; each document's heading; the related hits; the blocking rules; the
     documents' bodies, most specific first (a body cut at a line boundary, with a pointer
     to the rest); the other rules. What does not fit at all goes to left_out. The text
     keeps §26's order (header, rules, documents, related, left out); the line counts here
-    are brief_text's."""
+    are brief_text's. `rules`: the rules in force (blocking first, then by id); `named`:
+    {rule id: the chain documents that name it}. Made for 10,000 rules: a rule costs one
+    line, so once one does not fit none after it does, and the rest is sliced off."""
     budget = value["budget_lines"]
-    named = [r for r in rules if r["named_by"]]
-    blocking = [r for r in rules if not r["named_by"] and r["class"] == "blocking"]
-    others = [r for r in rules if not r["named_by"] and r["class"] != "blocking"]
+    marked = [n for n, rule in enumerate(rules) if rule["id"] in named] if named else []
+    skip = frozenset(marked)
+    blocking = next((n for n, rule in enumerate(rules) if rule["class"] != "blocking"),
+                    len(rules))
     specific = docs[::-1]
     for reserve in ((3 if value["left_out"] else 0), 3):
-        room = [budget - len(_brief_head(value)) - reserve]
-        opened = set()
-
-        def take(lines, section=None):
-            cost = lines + (2 if section is not None and section not in opened else 0)
-            if cost > room[0]:
-                return False
-            room[0] -= cost
-            if section is not None:
-                opened.add(section)
-            return True
-
-        shown_rules = set()
-        for rule in named:
-            if take(1, "rules"):
-                shown_rules.add(id(rule))
-        heads = {}                   # id(document) -> body lines shown (None: pointer only)
-        for doc in specific:
-            if take(3 + (1 if doc["body"] else 0), "documents"):
-                heads[id(doc)] = 0
-        shown_related = [hit for hit in related if take(1, "related")]
-        for rule in blocking:
-            if take(1, "rules"):
-                shown_rules.add(id(rule))
-        for doc in specific:
-            lines = len(doc["body"])
-            if id(doc) not in heads or not lines:
-                continue
-            if lines - 1 <= room[0]:
-                room[0] -= lines - 1
-                heads[id(doc)] = lines
-            else:
-                heads[id(doc)] = room[0]
-                room[0] = 0
-        for rule in others:
-            if take(1, "rules"):
-                shown_rules.add(id(rule))
-        dropped = [r for r in named + blocking + others if id(r) not in shown_rules] + [
-            d for d in specific if id(d) not in heads] + related[len(shown_related):]
-        if reserve or not dropped:
+        state = _Room(budget - len(_brief_head(value)) - reserve)
+        shown = [n for n in marked if state.take(1, "rules")]
+        heads = {id(doc): 0 for doc in specific
+                 if state.take(3 + (1 if doc["body"] else 0), "documents")}
+        shown_related = [hit for hit in related if state.take(1, "related")]
+        cut = _run(rules, 0, blocking, skip, state, shown)
+        _fill_bodies(specific, heads, state)
+        rest = _run(rules, blocking, len(rules), skip, state, shown)
+        listed = set(shown)
+        dropped_rules = [rules[n] for n in marked if n not in listed]
+        for begin, end in ((cut, blocking), (rest, len(rules))):
+            dropped_rules += rules[begin:end] if not any(begin <= n < end for n in marked) else [
+                rules[n] for n in range(begin, end) if n not in skip]
+        if reserve or not (dropped_rules or len(heads) < len(docs)
+                           or len(shown_related) < len(related)):
             break
     value["documents"] = [dict(doc, body=_cut(doc, heads[id(doc)])) for doc in docs
                           if id(doc) in heads]
-    value["rules"] = [rule for rule in rules if id(rule) in shown_rules]
+    value["rules"] = [dict(rules[n], named_by=named.get(rules[n]["id"], []))
+                      for n in sorted(shown)]
     value["related"] = shown_related
-    value["left_out"] += [{"uri": item["uri"], "reason": BRIEF_BUDGET} for item in dropped]
+    left_out = value["left_out"]
+    left_out += [{"uri": rule["uri"], "reason": BRIEF_BUDGET} for rule in dropped_rules]
+    left_out += [{"uri": doc["uri"], "reason": BRIEF_BUDGET} for doc in specific
+                 if id(doc) not in heads]
+    left_out += [{"uri": hit["uri"], "reason": BRIEF_BUDGET}
+                 for hit in related[len(shown_related):]]
+
+
+class _Room:
+    """The lines a brief has left, and the sections already opened (a section's first
+    item costs its heading and the blank line before it too)."""
+
+    __slots__ = ("lines", "opened")
+
+    def __init__(self, lines):
+        self.lines, self.opened = lines, set()
+
+    def take(self, lines, section=None):
+        """Take `lines` (and the section's two when it opens here), if they fit."""
+        cost = lines + (2 if section is not None and section not in self.opened else 0)
+        if cost > self.lines:
+            return False
+        self.lines -= cost
+        if section is not None:
+            self.opened.add(section)
+        return True
+
+
+def _run(rules, begin, end, skip, room, shown):
+    """List the rules begin..end that `skip` does not hold while a line is left; where the
+    listing stopped."""
+    n = begin
+    while n < end:
+        if n not in skip:
+            if not room.take(1, "rules"):
+                break
+            shown.append(n)
+        n += 1
+    return n
+
+
+def _fill_bodies(specific, heads, room):
+    """The documents' bodies, most specific first, within the room left (each document's
+    heading and pointer already counted): whole, or cut."""
+    for doc in specific:
+        lines = len(doc["body"])
+        if id(doc) not in heads or not lines:
+            continue
+        if lines - 1 <= room.lines:
+            room.lines -= lines - 1
+            heads[id(doc)] = lines
+        else:
+            heads[id(doc)] = room.lines
+            room.lines = 0
 
 
 def _cut(doc, shown):
@@ -3838,10 +3869,7 @@ def brief_text(value):
     lines = _brief_head(value)
     rules = value["rules"]
     if rules:
-        dropped = sum(1 for e in value["left_out"] if e["reason"] == BRIEF_BUDGET
-                      and e["uri"].startswith("majordomus://rule/"))
-        lines += ["", "## Rules in force (%s)" % ("%d" % len(rules) if not dropped else
-                                                  "%d of %d" % (len(rules), len(rules) + dropped))]
+        lines += ["", "## Rules in force (%d)" % len(rules)]
         named = [r for r in rules if r["named_by"]]
         lines += [_rule_line(r) for r in named + [
             r for r in rules if not r["named_by"] and r["class"] == "blocking"] + [

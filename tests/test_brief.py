@@ -434,7 +434,9 @@ class BudgetPropertyTest(unittest.TestCase):
                      "profile": rnd.choice([None, {"uri": "majordomus://profile/p",
                                                    "title": "p"}]),
                      "related": [], "left_out": list(excluded)}
-            mj._fit(value, [dict(d) for d in docs], rules, related)
+            named = {r["id"]: r["named_by"] for r in rules if r["named_by"]}
+            plain = [{k: v for k, v in r.items() if k != "named_by"} for r in rules]
+            mj._fit(value, [dict(d) for d in docs], plain, named, related)
             text = mj.brief_text(value)
             used = text.count("\n")
             self.assertLessEqual(used, budget, (case, budget))
