@@ -8069,7 +8069,7 @@ def top_help():
               "", "Options:", "  -h, --help     print help (also after a command)",
               "  --version      print the version", "",
               "Exit codes: 0 ok, 2 usage, 10 contract unmet, 12 missing, 13 internal,"
-              " 15 a refused path (context).",
+              " 15 a refused path (context, brief).",
               "Logs go to stderr; MAJORDOMUS_LOG=off|error|warn|info|debug|trace."]
     return "\n".join(lines) + "\n"
 
