@@ -6881,19 +6881,14 @@ class UiPages:
                          'layer cannot be read again</h2><p>Still serving generation %d: '
                          '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
         if index.diagnostics:
+            # §26: when the context tree does not validate, the state says what follows
+            context = ('<p><strong>%s</strong></p>' % _h(context_problems_line(index.context))
+                       if index.context.problems else "")
             parts.append('<section class="alert" aria-labelledby="mj-diag"><h2 id="mj-diag">%d '
-                         'diagnostic(s)</h2>%s<p><a href="%s/diagnostics">Every diagnostic, '
+                         'diagnostic(s)</h2>%s%s<p><a href="%s/diagnostics">Every diagnostic, '
                          'grouped by code</a></p></section>' % (
-                             len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
-                             UI_PREFIX))
-        if index.context.problems:
-            parts.append('<p class="alert" role="status">%s (<a href="%s/diagnostics">the '
-                         'diagnostics</a>).</p>' % (_h(context_problems_line(index.context)),
-                                                    UI_PREFIX))
-        parts.append('<h2 id="mj-brief">Brief me on a path</h2><p>What governs a file or a '
-                     'folder, before you change it or create it: the documents, the rules in '
-                     'force, and what relates to what you are about to do.</p>'
-                     + brief_form("", ""))
+                             len(index.diagnostics), context,
+                             _diagnostic_table(index.diagnostics[:100]), UI_PREFIX))
         summary = gen.registry.summary
         cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
                  ("Objects", "%d" % len(index.objects)),
@@ -6904,6 +6899,10 @@ class UiPages:
         parts.append('<dl class="cards">%s</dl>' % "".join(
             '<div class="card"><dt>%s</dt><dd>%s</dd></div>' % (label, value)
             for label, value in cards))
+        parts.append('<h2 id="mj-brief">Brief me on a path</h2><p>What governs a file or a '
+                     'folder, before you change it or create it: the documents, the rules in '
+                     'force, and what relates to what you are about to do.</p>'
+                     + brief_form("", ""))
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
