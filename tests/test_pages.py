@@ -425,8 +425,10 @@ class PagesTest(unittest.TestCase):
                 page = self.get(path)
                 form = page.between('<form class="path-form"', "</form>")
                 self.assertIn('action="/ui/context" method="get"', form)
-                self.assertIn('<label id="mj-path-label" for="mj-path">', form)
-                self.assertIn('<input id="mj-path" type="text" name="path"', form)
+                self.assertIn('<label for="mj-path">Path', form)
+                self.assertIn('<input id="mj-path" type="text" name="path" value=""', form)
+                self.assertIn('<label for="mj-intent">Intent', form)
+                self.assertIn('<input id="mj-intent" type="text" name="intent" value=""', form)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -537,12 +539,39 @@ class PagesTest(unittest.TestCase):
         self.assertIn("<code>ai.repo.workflows</code>", left)
         self.assertIn("deprecated; discovered and never applied", left)
 
-    def test_the_context_page_refuses_as_the_resolution_does(self):
-        self.assertIn("refused: refused-path '../x'", self.context("../x", 400).text)
-        self.assertIn("no such path in the repository: nowhere/x.py",
-                      self.context("nowhere/x.py", 404).text)
+    def test_the_context_page_refuses_as_the_brief_does(self):
+        refused = self.context("../x", 422)
+        self.assertIn("refused: refused-path '../x'", refused.text)
+        self.assertIn("No brief", refused.text)
+        self.assertIn("unknown-provider", self.get(
+            "/ui/context?path=lib%2Frules.sh&provider=nonesuch", 400).text)
         empty = self.get("/ui/context")
         self.assertIn('<input id="mj-path" type="text" name="path" value=""', empty.main)
+        # the brief's own address is the same page
+        same = self.get("/ui/brief?path=lib%2Frules.sh")
+        self.assertEqual(same.main, self.context("lib/rules.sh").main)
+
+    def test_the_context_page_of_a_new_file(self):
+        page = self.context(".ai/repo/rules/project/new.v1.md?")
+        self.assertIn("a new file (nothing exists there yet)", page.text)
+        self.assertIn("no such path in the repository: .ai/repo/rules/project/new.v1.md?, so",
+                      page.text)
+        self.assertEqual(self.chain(page), [
+            ("ai.layer", "ancestor at depth 0 (scope subtree)"),
+            ("ai.repo.rules", "ancestor at depth 2 (scope subtree)"),
+            ("ai.repo.rules.project", "the target directory (scope subtree)")])
+        brief = page.between('<section class="brief"', "</section>")
+        self.assertIn(layer.BASE_TITLE, brief)                      # a rule in force
+        # the brief's documents link what they name, as every page does
+        self.assertIn('<a class="ref" href="%s"><code>project.base</code></a>'
+                      % href(layer.BASE_URI), page.main)
+        status, value = self.server.get_json(
+            "/api/v1/brief?path=" + quote(".ai/repo/rules/project/new.v1.md?", safe=""))
+        self.assertIn(value["fingerprint"], page.between('class="explain"', "</section>"))
+        intent = self.get("/ui/context?path=%s&intent=%s" % (
+            quote(".ai/repo/rules/project/new.v1.md"), quote("a salutation for reviews")))
+        self.assertIn('value="a salutation for reviews"', intent.main)
+        self.assertIn("Related to the intent", intent.text)
 
     def test_the_context_page_explains_a_tree_that_does_not_validate(self):
         broken = layer.context_doc("ai.repo.rules.project", "Project rules",
@@ -557,8 +586,10 @@ class PagesTest(unittest.TestCase):
         self.assertIn("The context tree does not validate", alert)
         self.assertIn("refused: the context tree does not validate (1 problem(s)); nothing is "
                       "resolved partially", alert)
-        self.assertIn("tracks &#39;lib/gone.sh&#39;, which matches no tracked file", alert)
-        self.assertIn("broken_reference", alert)
+        self.assertIn('<a href="#mj-brief-problems">Each problem</a>', alert)
+        problems = page.between('id="mj-brief-problems"', "</section>")  # the brief lists them
+        self.assertIn("tracks &#39;lib/gone.sh&#39;, which matches no tracked file", problems)
+        self.assertIn("broken_reference", problems)
         doc = Page(*server.request("GET", "/ui/object?uri=" + quote(layer.PROJECT_DOC_URI,
                                                                      safe="")))
         self.assertIn("not resolved: the context tree does not validate",
