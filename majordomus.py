@@ -7616,6 +7616,10 @@ def brief_html(value, linker=None):
     def link(uri, text):
         return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(uri), _h(text))
 
+    def named(ident):     # a chain document's id, linked when the linker knows it
+        obj = linker.target(ident, (CONTEXT_KIND,)) if linker is not None else None
+        return link(obj.uri, ident) if obj is not None else _h(ident)
+
     where = ("a directory" if value["exists"] and value["target"] == value["directory"]
              else "an existing file" if value["exists"] else
              "a new file (nothing exists there yet)")
@@ -7642,14 +7646,16 @@ def brief_html(value, linker=None):
             '<span class="badge">%s</span> ' % _h(r["class"]) if r["class"] else "",
             link(r["uri"], r["title"]),
             '<p class="snippet">%s</p>' % _h(r["statement"]) if r["statement"] else "",
-            '<div class="where">named by %s</div>' % _h(", ".join(r["named_by"]))
-            if r["named_by"] else "") for r in rules) if rules else "<p>None.</p>")
+            '<div class="where">named by %s</div>' % ", ".join(
+                named(name) for name in r["named_by"]) if r["named_by"] else "")
+        for r in rules) if rules else "<p>None.</p>")
     parts.append('<h2 id="mj-brief-docs">Documents that govern it, most specific first</h2>')
     for doc in value["documents"][::-1]:
-        parts.append('<section class="brief-doc"><h3>%s</h3><p class="where"><code>%s</code> '
+        parts.append('<section class="brief-doc"><h2>%s</h2><p class="where"><code>%s</code> '
                      '\u00b7 applies: %s</p><div class="content">%s</div></section>' % (
                          link(doc["uri"], doc["title"]), _h(doc["path"]), _h(doc["reason"]),
-                         render_markdown(doc["body"], linker)))
+                         render_markdown(doc["body"], linker and linker.seen_from(
+                             linker.index.by_uri.get(doc["uri"])))))
     if not value["documents"]:
         parts.append("<p>No document applies.</p>")
     if value["related"]:

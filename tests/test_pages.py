@@ -565,6 +565,10 @@ class PagesTest(unittest.TestCase):
         # the brief's documents link what they name, as every page does
         self.assertIn('<a class="ref" href="%s"><code>project.base</code></a>'
                       % href(layer.BASE_URI), page.main)
+        self.assertIn('<a class="ref" href="%s"><code>../README.md</code></a>'
+                      % href(layer.RULES_DOC_URI), brief)   # relative to its own document
+        self.assertIn('named by <a href="%s">ai.repo.rules</a>' % href(layer.RULES_DOC_URI),
+                      brief)
         status, value = self.server.get_json(
             "/api/v1/brief?path=" + quote(".ai/repo/rules/project/new.v1.md?", safe=""))
         self.assertIn(value["fingerprint"], page.between('class="explain"', "</section>"))

@@ -161,9 +161,9 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
 
     def test_a_tree_that_does_not_validate_is_explained(self):
         self.open("/ui/context?path=lib%2Frules.sh", self.broken)
-        alert = self.page.text("section.alert")
-        self.assertIn("does not validate", alert)
-        self.assertIn("lib/gone.sh", alert)
+        self.assertIn("does not validate", self.page.text(".explain.alert"))
+        self.page.click('.explain a[href="#mj-brief-problems"]')
+        self.assertIn("lib/gone.sh", self.page.text("section.alert:has(#mj-brief-problems)"))
         self.assert_nothing_ran("the refusal")
 
     # --- accessibility and looks -------------------------------------------------------------
