@@ -6877,6 +6877,7 @@ UI_REFERENCES = {"depends_on": (), "supersedes": ("context",), "superseded_by": 
                  "profile": ("profile",), "profiles.default": ("profile",),
                  "milestone": ("milestone",), "serves": ()}
 UI_PLACES = ("tracks", "paths")
+UI_RENDERED = 256         # rendered bodies a generation's linker keeps
 _UI_NAME = (r"majordomus://[^\s<>()\[\]{}\"'`]+|ADR[ -]?([0-9]{1,6})(?![A-Za-z0-9_])"
             r"|[A-Za-z0-9][A-Za-z0-9_.@-]*")
 UI_ADR_SECTION = "adrs"     # the manifest's section whose files are numbered decisions
@@ -6924,6 +6925,7 @@ class UiLinks:
                 self.decisions.setdefault(int(number), obj)
         self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
         self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
+        self._rendered = {}       # (URI, Markdown) -> its HTML, the first UI_RENDERED kept
 
     def seen_from(self, obj):
         """This linker on the page of `obj` (which is not linked to itself)."""
@@ -7009,6 +7011,17 @@ class UiLinks:
             href = self.href(value)
         return '<a class="ref" href="%s">%s</a>' % (_h(href), _h(value)) if href else _h(value)
 
+    def rendered(self, uri, text):
+        """render_markdown(text) as seen from the object at `uri` (its relative paths, never
+        itself), kept: the documents of a chain recur from one path's page to the next."""
+        key = (uri, text)
+        html = self._rendered.get(key)
+        if html is None:
+            html = render_markdown(text, self.seen_from(self.index.by_uri.get(uri)))
+            if len(self._rendered) < UI_RENDERED:
+                self._rendered[key] = html
+        return html
+
     def versions_of(self, obj):
         """[(N, object)] of every version of a versioned object (`id@N`), oldest first."""
         base, _, number = obj.identity.rpartition("@")
@@ -7053,6 +7066,9 @@ class UiPages:
     def __init__(self, gen):
         self.gen = gen
         self._objects = {}        # object URI -> its page (rendered on first request)
+        self._governs = {}        # a context page's arguments -> the page (the last 64)
+        import _thread
+        self._lock = _thread.allocate_lock()
 
     # -- routing ------------------------------------------------------------------------
 
@@ -7076,7 +7092,16 @@ class UiPages:
         elif path == UI_PREFIX + "/search":
             return self.search(params)
         elif path in (UI_PREFIX + "/context", UI_PREFIX + "/brief"):
-            return self.context(params)     # one page: the brief with the explain beside it
+            # one page: the brief with the explain beside it, kept for its arguments
+            key = tuple(params.get(n, "") for n in ("path", "intent", "provider", "audience"))
+            page = self._governs.get(key)
+            if page is None:
+                page = self.context(params)
+                with self._lock:
+                    if len(self._governs) >= 64:
+                        del self._governs[next(iter(self._governs))]     # the oldest
+                    self._governs[key] = page
+            return page
         elif path == UI_PREFIX + "/diagnostics":
             return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
         elif path == UI_PREFIX + "/capabilities":
@@ -7654,8 +7679,8 @@ def brief_html(value, linker=None):
         parts.append('<section class="brief-doc"><h2>%s</h2><p class="where"><code>%s</code> '
                      '\u00b7 applies: %s</p><div class="content">%s</div></section>' % (
                          link(doc["uri"], doc["title"]), _h(doc["path"]), _h(doc["reason"]),
-                         render_markdown(doc["body"], linker and linker.seen_from(
-                             linker.index.by_uri.get(doc["uri"])))))
+                         linker.rendered(doc["uri"], doc["body"]) if linker is not None
+                         else render_markdown(doc["body"])))
     if not value["documents"]:
         parts.append("<p>No document applies.</p>")
     if value["related"]:
