@@ -7513,14 +7513,8 @@ class UiPages:
             if brief is None:
                 return ('<section class="explain" aria-labelledby="mj-chain"><h2 id='
                         '"mj-chain">The chain</h2><p><code>%s</code></p></section>' % _h(str(exc)))
-            # A path that does not exist yet: the brief resolved its chain (§26, §20.2 steps
-            # 3-6), each document with its reason, and what it left out other than for room.
-            value = dict(brief, provider=arguments.get("provider"),
-                         audience=arguments.get("audience"), excluded=[
-                             e for e in brief["left_out"] if e["reason"] != "budget"])
-            return self._explain(value, "%s, so <code>context resolve</code> answers "
-                                        "nothing; a file created there would have this "
-                                        "chain" % _h(str(exc)))
+            return self._brief_chain(brief, arguments, "<code>%s</code>: a file created there "
+                                     "would have this chain" % _h(str(exc)))
         except Refused as exc:
             if isinstance(exc, RefusedPath) or not self.gen.index.context.problems:
                 return ('<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">'
@@ -7528,15 +7522,28 @@ class UiPages:
             problems = ('<p><a href="#mj-brief-problems">Each problem</a> is listed in the '
                         'brief, which answers with the documents the index holds.</p>' if brief
                         else _diagnostic_table(self.gen.index.context.problems))
-            return ('<section class="explain alert" aria-labelledby="mj-refused"><h2 id='
-                    '"mj-refused">The context tree does not validate</h2><p><code>%s: %s'
-                    '</code></p><p>Each problem is in the file it names; once none is left, '
-                    'the chain is resolved and explained here.</p>%s</section>' % (
-                        _h(exc.prefix), _h(exc.head), problems))
+            refusal = ('<section class="explain alert" aria-labelledby="mj-refused"><h2 id='
+                       '"mj-refused">The context tree does not validate</h2><p><code>%s: %s'
+                       '</code></p><p>Each problem is in the file it names; once none is left, '
+                       'the chain is resolved and explained here.</p>%s</section>' % (
+                           _h(exc.prefix), _h(exc.head), problems))
+            if brief is None:
+                return refusal
+            return '<div class="explain-group">%s%s</div>' % (refusal, self._brief_chain(
+                brief, arguments, "The chain the brief resolved over the documents the index "
+                "holds"))
         except CapabilityError as exc:
             return ('<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">'
                     'The chain</h2><p><code>%s</code></p></section>' % _h(str(exc)))
         return self._explain(value)
+
+    def _brief_chain(self, brief, arguments, note):
+        """The chain a brief resolved (§26: §20.2 steps 3-6 over the documents the index
+        holds), explained as a resolution is: each document with its reason, and what was
+        left out other than for room."""
+        return self._explain(dict(
+            brief, provider=arguments.get("provider"), audience=arguments.get("audience"),
+            excluded=[e for e in brief["left_out"] if e["reason"] != "budget"]), note)
 
     def _explain(self, value, note=None):
         """A resolution (§20.2) as the shell tool's `context explain` says it: the chain,

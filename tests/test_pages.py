@@ -591,6 +591,12 @@ class PagesTest(unittest.TestCase):
         self.assertIn("refused: the context tree does not validate (1 problem(s)); nothing is "
                       "resolved partially", alert)
         self.assertIn('<a href="#mj-brief-problems">Each problem</a>', alert)
+        # beside the refusal, the chain the brief resolved over the documents the index holds
+        self.assertEqual(self.chain(page), [
+            ("ai.layer", "the tree root; the target is outside .ai/"),
+            ("ai.repo.rules", "tracks lib/rules.sh")])
+        self.assertIn("The chain the brief resolved over the documents the index holds",
+                      page.text)
         problems = page.between('id="mj-brief-problems"', "</section>")  # the brief lists them
         self.assertIn("tracks &#39;lib/gone.sh&#39;, which matches no tracked file", problems)
         self.assertIn("broken_reference", problems)
