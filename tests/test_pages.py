@@ -554,8 +554,8 @@ class PagesTest(unittest.TestCase):
     def test_the_context_page_of_a_new_file(self):
         page = self.context(".ai/repo/rules/project/new.v1.md?")
         self.assertIn("a new file (nothing exists there yet)", page.text)
-        self.assertIn("no such path in the repository: .ai/repo/rules/project/new.v1.md?, so",
-                      page.text)
+        self.assertIn("not found: no such path in the repository: .ai/repo/rules/project/"
+                      "new.v1.md?: a file created there would have this chain.", page.text)
         self.assertEqual(self.chain(page), [
             ("ai.layer", "ancestor at depth 0 (scope subtree)"),
             ("ai.repo.rules", "ancestor at depth 2 (scope subtree)"),
