@@ -125,8 +125,47 @@ def uri_safe(text):
     return all(char > "\x1f" and char != "\x7f" for char in text)
 
 
+# Every number from outside (an HTTP Content-Length, a query's or the command line's
+# integer) is read by parse_number (§25): ASCII digits only, and at most NUMBER_DIGITS of
+# them, counted before int() converts anything (int() reads other digits, `²` or `٣`, and
+# refuses 4,300 digits with an error of its own).
+NUMBER_DIGITS = 18           # every number of 18 digits fits in 64 bits
+JSON_INT_DIGITS = 4300       # an integer in a JSON frame: int()'s own bound, on every Python
+
+
+class NumberError(ValueError):
+    """Not a number this program reads; `over`: digits only, more of them than the bound
+    (a number too large for anything it counts)."""
+
+    def __init__(self, message, over=False):
+        ValueError.__init__(self, message)
+        self.over = over
+
+
+def parse_number(text, signed=False, digits=NUMBER_DIGITS):
+    """The one parser of a number from outside: `[0-9]+` (`-?[0-9]+` when `signed`), at
+    most `digits` digits; NumberError otherwise."""
+    body = text[1:] if signed and text[:1] == "-" else text
+    if not (body.isdigit() and body.isascii()):
+        raise NumberError("not a number")
+    if len(body) > digits:
+        raise NumberError("%d digits, over the %d-digit bound" % (len(body), digits), True)
+    return int(text)
+
+
+def _json_int(text):
+    """An integer of a JSON frame, bounded before int() reads it (the same bound on every
+    interpreter: before 3.11 int() has none, and reads a megabyte of digits for seconds)."""
+    if len(text) > JSON_INT_DIGITS:
+        raise ValueError("an integer of %d digits is over the %d-digit bound"
+                         % (len(text), JSON_INT_DIGITS))
+    return int(text)
+
+
 # JSON through the json module's C half (_json), which imports nothing; the json module
 # itself only where the C half cannot do (a malformed document's exact error message).
+# No encoder writes NaN or Infinity (they are not JSON: allow_nan is off everywhere), and a
+# tree deeper than the C half recurses is written by _json_into, which does not recurse.
 _ENCODERS = {}
 
 
@@ -147,7 +186,7 @@ def _make_encoder(separators, ascii_only, sort_keys):
         import _json
         strings = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
         chunks = _json.make_encoder(None, _not_json, strings, None, separators[1],
-                                    separators[0], sort_keys, False, True)
+                                    separators[0], sort_keys, False, False)
         probe = {"b": [1, 2.5, True, None, "\u00e9\""], "a": {}}
         item, key = separators
         text = '"\\u00e9\\""' if ascii_only else '"\u00e9\\""'
@@ -160,12 +199,17 @@ def _make_encoder(separators, ascii_only, sort_keys):
         pass
     import json
     return lambda value: json.dumps(value, separators=separators, ensure_ascii=ascii_only,
-                                    sort_keys=sort_keys)
+                                    sort_keys=sort_keys, allow_nan=False)
 
 
 def json_compact(value, ascii_only=False, sort_keys=False):
-    """json.dumps(value, separators=(",", ":"), ensure_ascii=False)."""
-    return _encoder((",", ":"), ascii_only, sort_keys)(value)
+    """json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)."""
+    try:
+        return _encoder((",", ":"), ascii_only, sort_keys)(value)
+    except RecursionError:   # deeper than the C half recurses (§25)
+        out = []
+        _json_into(value, out, _string_encoder(ascii_only), ",", ":", None, sort_keys)
+        return "".join(out)
 
 
 def json_default(value):
@@ -174,32 +218,29 @@ def json_default(value):
 
 
 def json_pretty(value):
-    """json.dumps(value, indent=2, ensure_ascii=False), without the json module."""
+    """json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False), without the json
+    module, and at any depth."""
     out = []
-    _pretty_into(value, out, "\n", _string_encoder())
+    try:
+        _pretty_into(value, out, "\n", _string_encoder())
+    except RecursionError:   # deeper than Python recurses (§25)
+        out = []
+        _json_into(value, out, _string_encoder(), ",", ": ", "  ", False)
     return "".join(out)
 
 
-def _string_encoder():
-    encode = _ENCODERS.get("string")
-    if encode is None:
-        try:
-            import _json
-            encode = _json.encode_basestring
-        except ImportError:
-            import json
-            encode = json.encoder.py_encode_basestring
-        _ENCODERS["string"] = encode
-    return encode
-
-
 def _pretty_into(value, out, newline, string):
+    """_json_into's indented form by recursion: twice as fast, as deep as Python recurses."""
     if isinstance(value, str):
         out.append(string(value))
     elif value is None or value is True or value is False:
         out.append("null" if value is None else "true" if value else "false")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append((int.__repr__ if isinstance(value, int) else float.__repr__)(value))
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        if value != value or value in _INFINITIES:
+            raise ValueError("Out of range float values are not JSON compliant")
+        out.append(float.__repr__(value))
     elif isinstance(value, dict):
         if not value:
             out.append("{}")
@@ -207,7 +248,7 @@ def _pretty_into(value, out, newline, string):
         inner, sep = newline + "  ", "{"
         for key, item in value.items():
             if not isinstance(key, str):
-                key = json_default(key).strip('"') if not isinstance(key, str) else key
+                key = json_default(key).strip('"')
             out.append(sep + inner + string(key) + ": ")
             _pretty_into(item, out, inner, string)
             sep = ","
@@ -226,11 +267,88 @@ def _pretty_into(value, out, newline, string):
         _not_json(value)
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _string_encoder(ascii_only=False):
+    key = "ascii" if ascii_only else "string"
+    encode = _ENCODERS.get(key)
+    if encode is None:
+        try:
+            import _json
+            encode = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+        except ImportError:
+            import json
+            encode = (json.encoder.py_encode_basestring_ascii if ascii_only
+                      else json.encoder.py_encode_basestring)
+        _ENCODERS[key] = encode
+    return encode
+
+
+_END = object()
+
+
+def _json_into(value, out, string, comma, colon, indent, sort_keys):
+    """Append the JSON text of `value` to `out`, with an explicit stack instead of recursion
+    (a tree of any depth): `indent` None for one line, else one level's indentation."""
+    stack = []      # [iterator, is a mapping, what goes before an item, closing text, first]
+    while True:
+        if type(value) is str:
+            out.append(string(value))
+        elif value is None or value is True or value is False:
+            out.append("null" if value is None else "true" if value else "false")
+        elif isinstance(value, int):
+            out.append(int.__repr__(value))
+        elif isinstance(value, float):
+            if value != value or value in _INFINITIES:
+                raise ValueError("Out of range float values are not JSON compliant")
+            out.append(float.__repr__(value))
+        elif isinstance(value, str):
+            out.append(string(value))
+        elif isinstance(value, (dict, list, tuple)) and value:
+            mapping = isinstance(value, dict)
+            if indent is None:
+                inner = closing = ""
+            else:
+                inner = "\n" + indent * (len(stack) + 1)
+                closing = "\n" + indent * len(stack)
+            items = value.items() if mapping else value
+            if mapping and sort_keys:
+                items = sorted(items)
+            out.append("{" if mapping else "[")
+            stack.append([iter(items), mapping, inner, closing + ("}" if mapping else "]"),
+                          True])
+        elif isinstance(value, (dict, list, tuple)):
+            out.append("{}" if isinstance(value, dict) else "[]")
+        else:
+            _not_json(value)
+        while stack:
+            frame = stack[-1]
+            item = next(frame[0], _END)
+            if item is _END:
+                out.append(frame[3])
+                stack.pop()
+                continue
+            before = frame[2] if frame[4] else comma + frame[2]
+            frame[4] = False
+            if frame[1]:
+                key, value = item
+                if not isinstance(key, str):
+                    key = json_default(key).strip('"')
+                out.append(before + string(key) + colon)
+            else:
+                value = item
+                out.append(before)
+            break
+        else:
+            return
+
+
 class _ScanContext:
     """What the C scanner reads of a json.JSONDecoder."""
     strict = True
     object_hook = object_pairs_hook = array_hook = None     # array_hook: 3.15
-    parse_float, parse_int = float, int
+    parse_float, parse_int = float, staticmethod(_json_int)
     memo = None
 
     @staticmethod
@@ -260,7 +378,7 @@ def json_loads(text):
         if end >= 0 and not text[end:].strip(" \t\n\r"):
             return value
     import json
-    return json.loads(text, parse_constant=_ScanContext.parse_constant)
+    return json.loads(text, parse_constant=_ScanContext.parse_constant, parse_int=_json_int)
 
 
 LOG_LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
@@ -486,9 +604,16 @@ def _typed(text):
     if text == "false":
         return False
     if text[:1] in _INTEGER_FIRST and is_integer_text(text):
-        number = int(text)
-        if _INT64[0] <= number <= _INT64[1]:
-            return number
+        # What does not fit in 64 bits is a string (§3.3): counted before int() reads it,
+        # which refuses 4,300 digits on its own (§25). Leading zeros count for nothing.
+        if len(text) <= 18:
+            return int(text)      # fits in 64 bits whatever the digits
+        digits = text.lstrip("-").lstrip("0")
+        if len(digits) <= 19:
+            number = int(digits or "0")
+            number = -number if text[0] == "-" else number
+            if _INT64[0] <= number <= _INT64[1]:
+                return number
     return text
 
 
@@ -544,15 +669,27 @@ class _SubsetReader:
         self.items = {}                # list path -> next item index
 
     def container(self, path, child, full, line):
-        """The container at `path` that segment `child` goes into, created on first use."""
-        node = self.nodes.get(path)
+        """The container at `path` that segment `child` goes into, created on first use
+        with every missing ancestor (a loop, not a recursion: depth is unlimited, §3.2)."""
+        nodes = self.nodes
+        if path in nodes:
+            return self._check(nodes[path], child, full, line)
+        chain = []                  # (a missing path, the segment going into it)
+        while path not in nodes:
+            chain.append((path, child))
+            path, _, child = path.rpartition(".")
+        node = self._check(nodes[path], child, full, line)
+        for path, child in reversed(chain):
+            made = [] if child.isdigit() else {}
+            self.attach(node, path.rpartition(".")[2], made)
+            nodes[path] = node = made
+        return node
+
+    @staticmethod
+    def _check(node, child, full, line):
+        """`node`, when segment `child` may go into it (a digit into a list, a name into a
+        mapping); else the subset's error."""
         wants_list = child.isdigit()
-        if node is None:
-            parent, _, segment = path.rpartition(".")
-            node = [] if wants_list else {}
-            self.attach(self.container(parent, segment, full, line), segment, node)
-            self.nodes[path] = node
-            return node
         if wants_list and not isinstance(node, list):
             raise SubsetError("'%s' mixes a list with a mapping, on line %d" % (full, line))
         if not wants_list and not isinstance(node, dict):
@@ -713,7 +850,10 @@ def _key_line(reader, ctx, pend, level, base, key, content, number):
 def key_paths(tree):
     """§3.4 key-path view: scalar leaves, empty lists and empty mappings, in order."""
     paths = []
-    _walk_paths(tree, "", paths)
+    try:
+        _walk_paths(tree, "", paths)
+    except RecursionError:     # deeper than Python recurses: the same walk with a stack
+        paths = _stacked_paths(tree)
     return paths
 
 
@@ -727,6 +867,26 @@ def _walk_paths(node, prefix, paths):
             _walk_paths(value, path + ".", paths)
         else:
             paths.append(path)
+
+
+def _stacked_paths(tree):
+    """key_paths at any depth (§25): a stack of the mappings and lists being walked and
+    of their keys, each path joined once (no prefix kept per level: memory stays linear)."""
+    paths, keys, stack = [], [], [iter(tree.items())]
+    while stack:
+        for key, value in stack[-1]:
+            key = key if type(key) is str else str(key)
+            if isinstance(value, (dict, list)) and value:
+                keys.append(key)
+                stack.append(iter(value.items()) if isinstance(value, dict)
+                             else enumerate(value))
+                break
+            paths.append(".".join(keys) + "." + key if keys else key)
+        else:
+            stack.pop()
+            if keys:
+                keys.pop()
+    return paths
 
 
 FRONT_MATTER_LIMIT = 65536
