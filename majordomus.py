@@ -416,6 +416,83 @@ def read_flags():
 
 
 READ_FLAGS = read_flags()
+# A file is opened without blocking: a FIFO (or a device) swapped in after its lstat opens
+# at once, and its fstat refuses it (§25). Nothing else changes for a regular file.
+PLAIN_FLAGS = READ_FLAGS | getattr(os, "O_NONBLOCK", 0)
+# What open() with O_NOFOLLOW says of a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+
+
+def _link_errnos():
+    import errno       # (loaded by os already)
+    return (errno.ELOOP, getattr(errno, "EMLINK", errno.ELOOP))
+
+
+_LINK_ERRNOS = _link_errnos()
+FILE_LIMIT = 4194304
+
+
+class NotPlain(Exception):
+    """A path that is not a plain file this program reads (§5.1 check 2): `code` symlink,
+    not_a_file, unreadable or oversized, and §5.1's message."""
+
+    def __init__(self, code, message):
+        Exception.__init__(self, message)
+        self.code, self.message = code, message
+
+
+def read_plain(path, info=None, limit=None, what="sources", follow=False):
+    """(bytes, fstat) of a regular file: the one place that decides whether a file may be
+    read (§5.1, §25), for every file of the layer and every declaration, at start and
+    live. Never through a symlink (`follow`: git's own control files, which git may
+    link), never a FIFO, socket or device: refused by the lstat (`info`, when the caller
+    has it), and again by fstat on the descriptor, which was opened without following a
+    link and without blocking, in case the path changed in between. At most `limit`
+    bytes (FILE_LIMIT); `what` the files are, in the symlink's message."""
+    limit = FILE_LIMIT if limit is None else limit
+    try:
+        if info is None:
+            info = os.stat(path) if follow else os.lstat(path)
+        _plain(info, limit, what)
+        handle = os.open(path, PLAIN_FLAGS if not follow else PLAIN_FLAGS & ~getattr(
+            os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno in _LINK_ERRNOS and not follow:
+            raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
+        raise NotPlain("unreadable", _os_reason(exc))
+    try:
+        info = os.fstat(handle)
+        _plain(info, limit, what)
+        data = read_whole(handle, info.st_size, limit)
+    except OSError as exc:
+        raise NotPlain("unreadable", _os_reason(exc))
+    finally:
+        os.close(handle)
+    if len(data) > limit:
+        raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (len(data), limit))
+    return data, info
+
+
+def _plain(info, limit, what):
+    if stat.S_ISLNK(info.st_mode):
+        raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotPlain("not_a_file", "not a regular file")
+    if info.st_size > limit:
+        raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (info.st_size, limit))
+
+
+def read_whole(handle, size, limit=None):
+    """The bytes of an open regular file of `size` bytes, at most `limit` + 1 (FILE_LIMIT):
+    a regular file reads short only at its end, so one read of size+1 bytes returning
+    fewer is the whole file; more means it grew, so read on."""
+    limit = FILE_LIMIT if limit is None else limit
+    data = os.read(handle, size + 1)
+    while len(data) > size and len(data) <= limit:
+        chunk = os.read(handle, limit + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def folder_flags():
@@ -1365,15 +1442,23 @@ def find_root(start):
 def _read_declaration(root, relative):
     """Parse one of the repository's YAML declarations; fatal errors name its path
     (unreadable: exit 13; not the subset: exit 10)."""
-    try:
-        with open(native_path(root, relative), "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, _os_reason(exc)))
+    data = read_declared(root, relative)
     try:
         return parse_subset(data.decode("utf-8"))
     except (UnicodeDecodeError, SubsetError) as exc:
         raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, exc))
+
+
+def read_declared(root, relative):
+    """The bytes of one of the repository's declarations (read_plain): a symlink, a FIFO
+    or a file over 4 MiB is contract unmet (exit 10), named by its path and never by
+    anything it points at; a file that cannot be read is exit 13 (§25)."""
+    try:
+        return read_plain(native_path(root, relative), what="the layer's declarations")[0]
+    except NotPlain as exc:
+        if exc.code == "unreadable":
+            raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, exc.message))
+        raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, exc.message))
 
 
 _TYPE_NAMES = ((bool, "a boolean"), (str, "a string"), (dict, "a mapping"), (list, "a list"))
@@ -1564,8 +1649,9 @@ def _repository_allow_lists(root, folder):
     """The `.txt` lists of the repository's allow/ folder, each read and compiled now."""
     lists = {}
     try:
+        # Every `.txt` but a folder: a link is refused by read_declared, never followed.
         names = sorted(entry.name for entry in os.scandir(native_path(root, folder))
-                       if entry.name.endswith(".txt") and entry.is_file())
+                       if entry.name.endswith(".txt") and not entry.is_dir(follow_symlinks=False))
     except OSError:
         return lists   # no folder: no lists
     for file_name in names:
@@ -1578,13 +1664,10 @@ def _repository_allow_lists(root, folder):
         else:
             raise Fatal(EXIT_CONTRACT, "%s: allow-list '%s' is shipped; a repository adds "
                         "allow-lists, it does not redefine them" % (where, name))
+        data = read_declared(root, where)
         try:
-            with open(native_path(root, where), "rb") as handle:
-                text = handle.read().decode("utf-8")
-            lists[name] = AllowList.from_text(name, text, where)
+            lists[name] = AllowList.from_text(name, data.decode("utf-8"), where)
             lists[name].compile()
-        except OSError as exc:
-            raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (where, _os_reason(exc)))
         except (UnicodeDecodeError, KindsError) as exc:
             raise Fatal(EXIT_CONTRACT, "%s: %s" % (where, exc))
     return lists
@@ -2001,8 +2084,7 @@ def find_git_dirs(root):
             if os.path.isdir(marker):
                 git_dir = marker
             elif os.path.isfile(marker):
-                with open(marker, "rb") as handle:
-                    line = handle.read(4096).decode("utf-8").strip()
+                line = _git_file(marker).strip()
                 if not line.startswith("gitdir: "):
                     return None
                 git_dir = os.path.join(directory, line[len("gitdir: "):])
@@ -2011,10 +2093,10 @@ def find_git_dirs(root):
             if git_dir is not None:
                 common = git_dir
                 if os.path.isfile(os.path.join(git_dir, "commondir")):
-                    with open(os.path.join(git_dir, "commondir"), "rb") as handle:
-                        common = os.path.join(git_dir, handle.read(4096).decode("utf-8").strip())
+                    common = os.path.join(git_dir, _git_file(os.path.join(
+                        git_dir, "commondir")).strip())
                 return GitDirs(os.path.realpath(git_dir), os.path.realpath(common), directory)
-        except (OSError, UnicodeDecodeError):
+        except (OSError, NotPlain, UnicodeDecodeError):
             return _git_dirs_from_git(root)
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -2041,9 +2123,8 @@ def read_head(dirs):
     """(head commit or None, branch or None) from the control files; git itself only
     when they are of a form this does not read (e.g. the reftable format)."""
     try:
-        with open(os.path.join(dirs.git_dir, "HEAD"), "rb") as handle:
-            head = handle.read(4096).decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        head = _git_file(os.path.join(dirs.git_dir, "HEAD")).strip()
+    except (NotPlain, UnicodeDecodeError):
         return None, None
     if _object_name(head):
         return head, None                    # detached
@@ -2057,20 +2138,25 @@ def read_head(dirs):
 def _resolve_ref(dirs, ref):
     for folder in (dirs.git_dir, dirs.common_dir):
         try:
-            with open(os.path.join(folder, ref), "rb") as handle:
-                value = handle.read(4096).decode("utf-8").strip()
+            value = _git_file(os.path.join(folder, ref)).strip()
             return value if _object_name(value) else None
-        except (OSError, UnicodeDecodeError):
+        except (NotPlain, UnicodeDecodeError):
             continue
     try:
-        with open(os.path.join(dirs.common_dir, "packed-refs"), "rb") as handle:
-            for line in handle.read().decode("utf-8", "replace").splitlines():
-                name, _, target = line.partition(" ")
-                if target == ref and _object_name(name):
-                    return name
-    except OSError:
-        pass
+        packed = _git_file(os.path.join(dirs.common_dir, "packed-refs"), 1 << 30, "replace")
+    except NotPlain:
+        return None
+    for line in packed.splitlines():
+        name, _, target = line.partition(" ")
+        if target == ref and _object_name(name):
+            return name
     return None   # an unborn branch
+
+
+def _git_file(path, limit=4096, errors="strict"):
+    """The text of one of git's control files (read_plain: links followed, as git follows
+    them, but never a FIFO or a device); NotPlain or UnicodeDecodeError."""
+    return read_plain(path, limit=limit, follow=True)[0].decode("utf-8", errors)
 
 
 def _head_from_git(root):
@@ -2119,9 +2205,6 @@ def discover(paths, classes, manifest):
 # 6. The index (§5): each discovered file read by its kind into an object, or excluded
 #    with a named diagnostic; duplicate identities exclude every claimant.
 # ---------------------------------------------------------------------------------------
-
-FILE_LIMIT = 4194304
-
 
 class LayerObject:
     """One object of the index (§5.2)."""
@@ -2177,43 +2260,18 @@ def _read_text(full, info, failure, linked=False, kept=None):
     index, whatever is on disk; `kept`, a list: the bytes read are appended to it."""
     if info is None:
         raise _Excluded("unreadable", _os_reason(failure))
-    if linked or stat.S_ISLNK(info.st_mode):
+    if linked:
         raise _Excluded("symlink", "a symlink is not read; sources are regular files")
-    if not stat.S_ISREG(info.st_mode):
-        raise _Excluded("not_a_file", "not a regular file")
-    if info.st_size > FILE_LIMIT:
-        raise _Excluded("oversized", "%d bytes, over the %d byte limit"
-                        % (info.st_size, FILE_LIMIT))
     try:
-        handle = os.open(full, READ_FLAGS)
-        try:
-            data = read_whole(handle, info.st_size)
-        finally:
-            os.close(handle)
-    except OSError as exc:
-        raise _Excluded("unreadable", _os_reason(exc))
+        data = read_plain(full, info)[0]
+    except NotPlain as exc:
+        raise _Excluded(exc.code, exc.message)
     if kept is not None:
         kept.append(data)
-    if len(data) > FILE_LIMIT:
-        raise _Excluded("oversized", "%d bytes, over the %d byte limit"
-                        % (len(data), FILE_LIMIT))
     try:
         return data.decode("utf-8"), len(data)
     except UnicodeDecodeError as exc:
         raise _Excluded("invalid_utf8", str(exc))
-
-
-def read_whole(handle, size):
-    """The bytes of an open regular file of `size` bytes, at most FILE_LIMIT + 1: a regular
-    file reads short only at its end, so one read of size+1 bytes returning fewer is the
-    whole file; more means it grew, so read on."""
-    data = os.read(handle, size + 1)
-    while len(data) > size and len(data) <= FILE_LIMIT:
-        chunk = os.read(handle, FILE_LIMIT + 1 - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 def _heading(body):
@@ -4917,13 +4975,9 @@ class Live:
         for path, full, result in self._racy:
             now = time.time_ns()
             try:
-                handle = os.open(full, READ_FLAGS)
-                try:
-                    info = os.fstat(handle)
-                    mtime, data = info.st_mtime_ns, read_whole(handle, info.st_size)
-                finally:
-                    os.close(handle)
-            except OSError:
+                data, info = read_plain(full)
+                mtime = info.st_mtime_ns
+            except NotPlain:
                 still.append((path, full, result))    # gone: the signatures tell that
                 continue
             digest = hash(data)
