@@ -4514,8 +4514,11 @@ def _ranked_search(gen, query, kind, arguments):
     if arguments.get("cursor") is not None:
         score, _, uri = read_cursor("rank", arguments["cursor"]).partition("\t")
         try:
-            after = (-float(score), uri)
+            # A score this server wrote: a finite float's repr, a few dozen characters.
+            after = (-float(score) if len(score) <= 32 else math.nan, uri)
         except ValueError:
+            after = (math.nan, uri)
+        if after[0] != after[0] or after[0] in _INFINITIES:
             raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
         start = bisect.bisect_right([(-s, o.uri) for s, o in hits], after)
     chosen = hits[start:start + limit]
@@ -5551,7 +5554,8 @@ def check_modern_envelope(params, header_version=None):
         raise RpcError(-32020, "header mismatch: MCP-Protocol-Version")
     if version != MODERN_VERSION:
         raise RpcError(-32022, "Unsupported protocol version",
-                       {"supported": [MODERN_VERSION], "requested": version})
+                       {"supported": [MODERN_VERSION],
+                        "requested": version if carried(version) else None})
 
 
 def _modern(method, result):
@@ -5574,6 +5578,8 @@ def dispatch(live, session, message, header_version=None):
     if not isinstance(message, dict):
         return _frame(None, error=(-32600, "a message is a JSON object"))
     method, msg_id = message.get("method"), message.get("id")
+    if msg_id is not None and type(msg_id) not in (int, str) and not carried(msg_id):
+        return _frame(None, error=BAD_ID)
     if not isinstance(method, str):
         return None if msg_id is None else _frame(msg_id, error=(-32600, "missing method"))
     params = message.get("params")
@@ -5607,6 +5613,19 @@ def dispatch(live, session, message, header_version=None):
         return _frame(msg_id, error=(-32603, "internal: %s" % exc))
 
 
+# An id JSON cannot carry back (§25): `1e400` reads as infinity, which is not JSON.
+BAD_ID = (-32600, "invalid id: a number JSON cannot carry back (not finite)")
+
+
+def carried(value):
+    """Can `value` be written back as JSON (no NaN, no infinity, anywhere in it)?"""
+    try:
+        _json_bytes(value)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
 def _notification_in(session, method, params):
     """A client notification: the legacy handshake's end, or a listen's cancellation."""
     if method == "notifications/initialized":
@@ -5624,12 +5643,18 @@ def _notification_in(session, method, params):
 def _frame(msg_id, result=None, error=None):
     """A JSON-RPC response as bytes; a RawJSON result is spliced without re-encoding."""
     head = b'{"jsonrpc":"2.0","id":' + _json_bytes(msg_id)
-    if error is not None:
-        body = {"code": error[0], "message": error[1]}
-        if len(error) > 2 and error[2] is not None:
-            body["data"] = error[2]
-        return head + b',"error":' + _json_bytes(body) + b"}"
-    data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
+    try:
+        if error is not None:
+            body = {"code": error[0], "message": error[1]}
+            if len(error) > 2 and error[2] is not None:
+                body["data"] = error[2]
+            return head + b',"error":' + _json_bytes(body) + b"}"
+        data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
+    except (ValueError, RecursionError) as exc:  # a defect; still one JSON frame, no NaN
+        log(DEBUG, "answer not written", traceback=_traceback_text())
+        return head + b',"error":' + _json_bytes({"code": -32603, "message": "internal: the "
+                                                  "answer cannot be written as JSON: %s"
+                                                  % exc}) + b"}"
     return head + b',"result":' + data + b"}"
 
 
@@ -5923,9 +5948,7 @@ def _query_arguments(query, schema):
             raise InvalidInput("parameter '%s' is given both whole and by entry" % name)
         expected = properties.get(name, {}).get("type")
         if expected == "integer":
-            if not is_integer_text(value):
-                raise InvalidInput("parameter '%s': '%s' is not an integer" % (name, value))
-            value = int(value)
+            value = _integer_argument("parameter '%s'" % name, value)
         elif expected == "boolean":
             if value not in ("true", "false"):
                 raise InvalidInput("parameter '%s': '%s' is not a boolean" % (name, value))
@@ -5934,25 +5957,42 @@ def _query_arguments(query, schema):
     return arguments
 
 
-def _host_allowed(host):
-    """The DNS-rebinding guard: an IP literal, localhost or *.localhost, any port."""
-    import re
-    import socket
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, bracket, rest = host[1:].partition("]")
-        family = socket.AF_INET6
-        if not bracket or (rest and not re.match(r":[0-9]*\Z", rest)):
-            return False
-    else:
-        name, family = re.sub(r":[0-9]*\Z", "", host), socket.AF_INET
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
+def _integer_argument(what, text):
+    """An integer of a query or of the command line (parse_number; a sign allowed): the
+    §7.5 InvalidInput for anything else, a number of thousands of digits included."""
     try:
-        socket.inet_pton(family, name)
-        return True
-    except (OSError, ValueError):
+        return parse_number(text, signed=True)
+    except NumberError as exc:
+        if exc.over:
+            raise InvalidInput("%s: a number of %s" % (what, exc))
+        raise InvalidInput("%s: '%s' is not an integer" % (what, text))
+
+
+_LOOPBACK_HOSTS = frozenset(("localhost", "127.0.0.1", "[::1]"))
+_LABEL_CHARS = _LOWER + _DIGITS + "-"
+
+
+def _host_allowed(host, bound=None):
+    """The DNS-rebinding guard (§10, §25): `localhost`, a `*.localhost` name of valid DNS
+    labels, `127.0.0.1` or `[::1]` (or `bound`, the literal address the server was told
+    to bind), each with an optional port. Nothing is resolved; anything else is refused."""
+    host = host.strip(" \t").lower()
+    if host.startswith("["):
+        name, bracket, port = host.partition("]")
+        name += bracket
+    else:
+        name, colon, port = host.partition(":")
+        port = colon + port
+    if port and not (port[0] == ":" and (len(port) == 1 or (
+            len(port) <= 6 and port[1:].isdigit() and port[1:].isascii()
+            and int(port[1:]) <= 65535))):
         return False
+    if name in _LOOPBACK_HOSTS or (bound is not None and name == bound):
+        return True
+    if not name.endswith(".localhost") or len(name) > 253:
+        return False
+    return all(0 < len(label) <= 63 and not label.strip(_LABEL_CHARS) and label[0] != "-"
+               and label[-1] != "-" for label in name[:-len(".localhost")].split("."))
 
 
 def _read_head(sock, data):
@@ -5984,23 +6024,45 @@ def _read_head(sock, data):
         data += chunk
 
 
+# RFC 9110's token: a method's and a header name's characters (a method: letters only).
+_TOKEN_CHARS = _LETTERS + _DIGITS + "!#$%&'*+-.^_`|~"
+
+
 def _parse_head(head):
-    """(method, target, version, headers) of a request head; HttpError 400 when malformed."""
-    import re
+    """(method, target, version, headers) of a request head; HttpError 400 when malformed:
+    a method of anything but ASCII letters, a header name that is not a token (§25)."""
     lines = head.decode("latin-1").replace("\r\n", "\n").split("\n")
     parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[0].isalpha() or not re.match(r"HTTP/1\.[01]\Z", parts[2]):
+    if len(parts) != 3 or not parts[0] or parts[0].strip(_LETTERS) or (
+            parts[2] not in ("HTTP/1.0", "HTTP/1.1")):
         raise HttpError(400, "bad_request", "malformed request line", close=True)
     headers = {}
     for line in lines[1:]:
         name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
+        if not colon or not name or name.strip(_TOKEN_CHARS):
             raise HttpError(400, "bad_request", "malformed header line", close=True)
         name = name.lower()
         if name in headers and name in ("host", "content-length", "origin"):
             raise HttpError(400, "bad_request", "header '%s' is given twice" % name, close=True)
         headers[name] = value.strip()
     return parts[0], parts[1], parts[2], headers
+
+
+def body_length(headers):
+    """The declared body's length (§10, §25): a Content-Length of ASCII digits only, at
+    most BODY_LIMIT; 400 for anything else that is not a number, 413 for a number over
+    the bound (read without converting a number of thousands of digits)."""
+    length = headers.get("content-length", "0")
+    try:
+        length = parse_number(length) if length else 0
+    except NumberError as exc:
+        if not exc.over:
+            raise HttpError(400, "bad_request", "Content-Length is not a number", close=True)
+        length = BODY_LIMIT + 1
+    if length > BODY_LIMIT:
+        raise HttpError(413, "too_large", "the request body is over the %d byte bound"
+                        % BODY_LIMIT, close=True)
+    return length
 
 
 def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False,
@@ -6904,9 +6966,10 @@ def _capability_table(registry, ids):
 #     /mcp, /ui), one thread per connection, the event streams, and the server.
 # ---------------------------------------------------------------------------------------
 
-def make_http_handler(live, mcp):
+def make_http_handler(live, mcp, bound=None):
     """The per-connection handler class: one thread per connection (socketserver). `mcp`
-    is the /mcp transport (McpOverHttp)."""
+    is the /mcp transport (McpOverHttp); `bound`, the address literal the server was told
+    to bind, which the Host guard accepts too."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -6966,7 +7029,7 @@ def make_http_handler(live, mcp):
                 # the unread bytes must never be taken for the next request.
                 unread = headers.get("content-length", "0") not in ("", "0")
                 host = headers.get("host")
-                if host is not None and not _host_allowed(host):
+                if host is not None and not _host_allowed(host, bound):
                     raise HttpError(403, "forbidden", "host '%s' is not served" % host,
                                     close=unread)
                 origin = headers.get("origin")
@@ -6976,21 +7039,17 @@ def make_http_handler(live, mcp):
                 if "transfer-encoding" in headers:
                     raise HttpError(400, "bad_request", "a request body needs a Content-Length",
                                     close=True)
-                length = headers.get("content-length", "0")
-                if not length.isdigit():
-                    raise HttpError(400, "bad_request", "Content-Length is not a number",
-                                    close=True)
-                if int(length) > BODY_LIMIT:
-                    raise HttpError(413, "too_large", "the request body is over the %d byte "
-                                    "bound" % BODY_LIMIT, close=True)
-                body, pending = self.read_body(int(length), pending)
+                length = body_length(headers)
+                body, pending = self.read_body(length, pending)
                 if not in_flight.acquire(blocking=False):
                     raise HttpError(503, "busy", "%d requests are in handling; try again"
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
+                # The event streams are counted per client address and Host (§25).
+                slots = (self.client_address[0], (host or "").lower())
                 if target.partition("?")[0] == MCP_PATH:
-                    return self.mcp(method, headers, body, keep_alive), pending
+                    return self.mcp(method, headers, body, keep_alive, slots), pending
                 if target.partition("?")[0] == UI_EVENTS and method != "POST":
-                    return self.events(head_only), pending
+                    return self.events(head_only, headers, slots), pending
                 try:
                     # The freshness check runs outside the lock: a request that arrives
                     # during a rebuild is answered from the previous generation (§15.1).
@@ -7025,11 +7084,15 @@ def make_http_handler(live, mcp):
                 pending += chunk
             return pending[:length], pending[length:]
 
-        def events(self, head_only):
+        def events(self, head_only, headers, slots):
             """/ui/events (§22): the generation now, then each new one, as server-sent
-            events; counted with /mcp's streams."""
+            events; counted with /mcp's streams; to this server's own pages only (§25: an
+            <img> on another site must not take the slots)."""
             try:
-                stream = mcp._stream()
+                if not same_origin(headers, strict=True):
+                    raise HttpError(403, "forbidden", "%s is served to this server's own "
+                                    "pages only" % UI_EVENTS)
+                stream = mcp._stream(slots)
                 if stream is not None:
                     gen = live.current()
                     stream.put(_json_bytes({"generation": gen.number}))
@@ -7060,11 +7123,11 @@ def make_http_handler(live, mcp):
             serve_stream(self.request, stream)
             return False
 
-        def mcp(self, method, headers, body, keep_alive):
+        def mcp(self, method, headers, body, keep_alive, slots):
             """/mcp (§19), admitted like any request; an event stream, once its head is
             written, no longer counts as a request in handling."""
             try:
-                reply = mcp.handle(method, headers, body)
+                reply = mcp.handle(method, headers, body, slots)
             finally:
                 in_flight.release()
             if reply.stream is None:
@@ -7088,7 +7151,8 @@ def make_http_handler(live, mcp):
 MCP_PATH = "/mcp"
 SESSION_IDLE = 1800.0      # seconds: a legacy session unused this long ends
 MAX_SESSIONS = 256
-MAX_STREAMS = 16           # event streams open at once, legacy GET and modern listen
+MAX_STREAMS = 16           # event streams open at once per client address and Host (§25),
+MAX_STREAMS_ALL = 64       # and in all: legacy GET, modern listen and /ui/events
 KEEP_ALIVE = 15.0          # seconds between keep-alive comments on an idle stream
 
 
@@ -7188,10 +7252,12 @@ class McpOverHttp:
         self.lock = _thread.allocate_lock()
         self.sessions = {}
         self.streams = 0
+        self.held = {}        # (client address, Host) -> its open event streams
 
-    def handle(self, method, headers, body):
+    def handle(self, method, headers, body, slots=None):
+        """`slots`: whose event streams a stream opened here counts against (§25)."""
         if method == "POST":
-            return self.post(headers, body)
+            return self.post(headers, body, slots)
         version = headers.get("mcp-protocol-version")
         if method in ("GET", "DELETE") and version is not None and (
                 version not in PROTOCOL_VERSIONS):
@@ -7199,7 +7265,7 @@ class McpOverHttp:
                                               "2026-07-28 protocol" % (method, MCP_PATH)),
                          [("Allow", "POST")])
         if method == "GET":
-            return self.open_stream(headers)
+            return self.open_stream(headers, slots)
         if method == "DELETE":
             session, problem = self.session_of(headers, None)
             if problem is not None:
@@ -7261,13 +7327,15 @@ class McpOverHttp:
 
     # -- POST -------------------------------------------------------------------------
 
-    def post(self, headers, body):
+    def post(self, headers, body, slots=None):
         try:
             message = json_loads(body.decode("utf-8"))
         except UnicodeDecodeError:
             return Reply(400, _rpc_error_body(None, -32700, "parse error: input is not UTF-8"))
         except (ValueError, RecursionError) as exc:
             return Reply(400, _rpc_error_body(None, -32700, "parse error: %s" % exc))
+        if isinstance(message, dict) and not carried(message.get("id")):
+            return Reply(400, _rpc_error_body(None, *BAD_ID))
         if not _admits(headers.get("accept"), "application/json"):
             return Reply(406, _rpc_error_body(_id_of(message), -32600, "the Accept header must "
                                               "admit application/json"))
@@ -7279,7 +7347,7 @@ class McpOverHttp:
         params = params if isinstance(params, dict) else {}
         method = message.get("method")
         if isinstance(method, str) and is_modern(method, params):
-            return self.modern(headers, message, method, params)
+            return self.modern(headers, message, method, params, slots)
         return self.legacy(headers, message, method)
 
     def legacy(self, headers, message, method):
@@ -7318,7 +7386,7 @@ class McpOverHttp:
         frames = [f for f in (dispatch(self.live, session.mcp, m) for m in messages) if f]
         return Reply(200, b"[" + b",".join(frames) + b"]") if frames else Reply(202)
 
-    def modern(self, headers, message, method, params):
+    def modern(self, headers, message, method, params, slots=None):
         """A 2026-07-28 request: no session; the envelope and the standard headers are
         checked first (400), an unknown method is 404, everything else 200."""
         msg_id = message.get("id")
@@ -7342,25 +7410,31 @@ class McpOverHttp:
         if entry is None or not entry[2]:
             return Reply(404, _rpc_error_body(msg_id, -32601, "method not found: %s" % method))
         if method == "subscriptions/listen":
-            return self.listen(message)
+            return self.listen(message, slots)
         return Reply(200, dispatch(self.live, _stateless_session(self.live), message))
 
     # -- event streams ----------------------------------------------------------------
 
-    def _stream(self):
-        """A new EventStream, or None when MAX_STREAMS are open."""
+    def _stream(self, slots=None):
+        """A new EventStream, or None when `slots` (a client address and Host) hold
+        MAX_STREAMS already, or MAX_STREAMS_ALL are open in all."""
         with self.lock:
-            if self.streams >= MAX_STREAMS:
+            held = self.held.get(slots, 0)
+            if held >= MAX_STREAMS or self.streams >= MAX_STREAMS_ALL:
                 return None
             self.streams += 1
+            self.held[slots] = held + 1
 
         def release():
             with self.lock:
                 self.streams -= 1
+                left = self.held.pop(slots) - 1
+                if left:
+                    self.held[slots] = left
         return EventStream(release)
 
-    def listen(self, message):
-        stream = self._stream()
+    def listen(self, message, slots=None):
+        stream = self._stream(slots)
         if stream is None:
             return _busy_reply(message.get("id"))
         session = McpSession(self.live, stream.put)
@@ -7371,7 +7445,10 @@ class McpOverHttp:
         stream.session = session
         return Reply(200, stream=stream)
 
-    def open_stream(self, headers):
+    def open_stream(self, headers, slots=None):
+        if not same_origin(headers, strict=False):
+            return Reply(403, _rpc_error_body(None, -32600, "a stream is not served to "
+                                              "another site's page"))
         if not _admits(headers.get("accept"), "text/event-stream") or "accept" not in headers:
             return Reply(406, _rpc_error_body(None, -32600, "the Accept header must admit "
                                               "text/event-stream"))
@@ -7381,7 +7458,7 @@ class McpOverHttp:
         if session.stream is not None:
             return Reply(409, _rpc_error_body(None, -32600, "this session's stream is open "
                                               "already"))
-        stream = self._stream()
+        stream = self._stream(slots)
         if stream is None:
             return _busy_reply(None)
         session.stream = stream
@@ -7394,6 +7471,17 @@ class McpOverHttp:
             release()
         stream.release = release
         return Reply(200, stream=stream)
+
+
+def same_origin(headers, strict):
+    """Is a request from a page of this server (§25)? An Origin was checked against the
+    Host already (§10), so one that is there is ours; else a browser's Sec-Fetch-Site
+    says same-origin or none. Not `strict`: a request no browser marked at all (no
+    Origin, no Sec-Fetch-Site: an MCP client) passes too."""
+    site = headers.get("sec-fetch-site")
+    if "origin" in headers or site in ("same-origin", "none"):
+        return True
+    return not strict and site is None
 
 
 def _stateless_session(live):
@@ -7456,7 +7544,7 @@ def run_http(live, host, port):
 
     try:
         mcp = McpOverHttp(live)
-        server = Server((host, port), make_http_handler(live, mcp))
+        server = Server((host, port), make_http_handler(live, mcp, bound_name(host)))
     except (OSError, OverflowError) as exc:
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
@@ -7484,6 +7572,17 @@ def run_http(live, host, port):
         mcp.close()
         live.close()
     return EXIT_OK
+
+
+def bound_name(host):
+    """The Host header that names the address `host` (--host) literally, when it is one
+    address (not a wildcard, not a name): the guard accepts it beside localhost's."""
+    host = host.lower()
+    if ":" in host:
+        return None if host.strip(":0") == "" else "[%s]" % host
+    if host.replace(".", "").isdigit() and host.strip("0.") != "":
+        return host
+    return None
 
 
 def _is_loopback(host):
@@ -7791,20 +7890,33 @@ def _check_choices(options, spec):
         raise UsageError("'--format' goes with '--inspect'", spec["usage"])
     for option in spec.get("integers", ()):
         value = options.values.get(option)
-        if value is not None and not value.isdigit():
-            raise UsageError("invalid value '%s' for '%s <N>': a whole number" % (value, option),
-                             spec["usage"])
+        if value is not None:
+            options.values[option] = _cli_number(option, value, "<N>': a whole number",
+                                                 spec["usage"])
     if "--port" in options.values:
-        port = options.values["--port"]
-        if not port.isdigit() or int(port) > 65535:
-            raise UsageError("invalid value '%s' for '--port <PORT>': a number from 0 to 65535"
-                             % port, spec["usage"])
+        port = _cli_number("--port", options.values["--port"],
+                           "<PORT>': a number from 0 to 65535", spec["usage"])
+        if port > 65535:
+            raise UsageError("invalid value '%s' for '--port <PORT>': a number from 0 to "
+                             "65535" % port, spec["usage"])
+        options.values["--port"] = port
     kind = options.values.get("--kind")
     if options.command == "capabilities list" and kind is not None and kind not in _KIND_ENUM:
         raise UsageError("kind '%s' is not query, command or resource" % kind, spec["usage"])
     exposure = options.values.get("--exposure")
     if exposure is not None and exposure not in _EXPOSURE_ENUM:
         raise UsageError("exposure '%s' is not mcp, http or cli" % exposure, spec["usage"])
+
+
+def _cli_number(option, value, wanted, usage):
+    """A number of the command line (parse_number): a usage error when it is not one, the
+    §7.5 invalid input (exit 2 too) when it has more digits than any count can."""
+    try:
+        return parse_number(value)
+    except NumberError as exc:
+        if exc.over:
+            raise Fatal(EXIT_USAGE, "invalid input: %s: a number of %s" % (option, exc))
+        raise UsageError("invalid value '%s' for '%s %s" % (value, option, wanted), usage)
 
 
 def start(options, long_lived):
@@ -7850,7 +7962,7 @@ def run_command(options):
         return run_stdio(start(options, True)[0])
     if command == "serve":
         return run_http(start(options, True)[0], options.get("--host", "127.0.0.1"),
-                        int(options.get("--port", "8741")))
+                        options.get("--port", 8741))
     gen = start(options, False)[1]
     words = command.split(" ")
     if command == "capabilities list":
@@ -7866,7 +7978,7 @@ def run_command(options):
         arguments.update((k, options.get("--" + k)) for k in ("kind", "mode")
                          if options.get("--" + k) is not None)
         if options.get("--limit") is not None:
-            arguments["limit"] = int(options.get("--limit"))
+            arguments["limit"] = options.get("--limit")
         value = execute_cli(gen, words, arguments)
         text_form = search_text
     elif command.startswith("context "):
@@ -7887,7 +7999,7 @@ def run_command(options):
         arguments = {"uri": options.positionals[0]}
         for option in ("--offset", "--limit"):
             if option in options.values:
-                arguments[option[2:]] = int(options.values[option])
+                arguments[option[2:]] = options.values[option]
         value = execute_cli(gen, words, arguments)
         text_form = lambda view: view["content"]  # noqa: E731 -- the file, byte for byte
     default = COMMANDS[command]["formats"][0]
