@@ -2584,11 +2584,29 @@ class Declarations:
 
 
 def read_declarations(root, discovery):
-    """Manifest → sources → kinds (§9.0); every defect raises Fatal."""
-    manifest = read_manifest(root, _manifest_allow())
-    classes = read_sources(root, manifest)
-    kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    """Manifest → sources → kinds (§9.0); every defect raises Fatal, whose `watched` names
+    the declarations to follow until they can be read (a live process, §25)."""
+    watched = [MANIFEST, LAYER_TREE]
+    try:
+        manifest = read_manifest(root, _manifest_allow())
+        knowledge = manifest.sections.get("knowledge")
+        if knowledge is not None:
+            allow = knowledge + "/allow"
+            watched += [knowledge + "/sources.yaml", knowledge, knowledge + "/kinds.yaml",
+                        allow] + [allow + "/" + name for name in _names_in(root, allow)]
+        classes = read_sources(root, manifest)
+        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    except Fatal as exc:
+        exc.watched = watched
+        raise
     return Declarations(root, discovery, manifest, classes, kinds, lists)
+
+
+def _names_in(root, folder):
+    try:
+        return sorted(os.listdir(native_path(root, folder)))
+    except OSError:
+        return []
 
 
 def discover_files(decl, counters, listing=None):
@@ -3799,14 +3817,14 @@ _GIT = {"type": "object", "properties": {
     "required": ["state"]}
 _REPORT = _object_schema({
     "repository": _object_schema({
-        "root": _STR, "layer_schema": _STR,
+        "root": _STR, "layer_schema": _STR_OR_NULL,
         "sections": {"type": "object", "additionalProperties": _STR}, "git": _GIT,
         "discovery": {"type": "string", "enum": ["vcs", "filesystem"]},
         "source_classes": {"type": "array", "items": {"type": "array", "items": _STR}},
         "kinds_file": _STR_OR_NULL},
         ("root", "layer_schema", "sections", "git", "discovery", "source_classes",
          "kinds_file")),
-    "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
+    "state": {"type": "string", "enum": ["ok", "degraded", "broken"]}, "objects": _INT,
     "kinds": _COUNTS, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
     "capabilities": _REGISTRY_SUMMARY,
     "context": _object_schema({"documents": _INT, "problems": _INT}, ("documents", "problems")),
@@ -4295,6 +4313,7 @@ class Generation:
         self.head, self.branch = head
         self.dirs = dirs          # GitDirs of the work tree, or None outside one
         self.live = live          # the Live that owns this generation (None: one-shot)
+        self.broken = None        # the fatal message, when the layer cannot be read (§25)
         began = time.perf_counter_ns()
         self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
@@ -4333,6 +4352,8 @@ class Generation:
         descriptor = self.registry.by_id.get(cap_id)
         if descriptor is None:
             raise NotFound("unknown capability: %s" % cap_id)
+        if self.broken is not None and cap_id != "repository.info":
+            raise Refused("the layer cannot be read: %s" % self.broken)
         if descriptor["kind"] not in _EXECUTABLE:
             raise Refused("capability '%s' is a resource: it is read, never executed" % cap_id)
         check_input(descriptor["input"]["schema"], arguments)
@@ -4578,13 +4599,14 @@ def window(view, offset, limit):
 
 def handle_repository(gen, arguments):
     decl, index = gen.decl, gen.index
+    manifest = decl.manifest      # None while the layer cannot be read (§25)
     return {
         "repository": {
-            "root": decl.root, "layer_schema": decl.manifest.schema,
-            "sections": dict(sorted(decl.manifest.sections.items())),
+            "root": decl.root, "layer_schema": manifest.schema if manifest else None,
+            "sections": dict(sorted(manifest.sections.items())) if manifest else {},
             "git": git_report(gen), "discovery": decl.discovery,
             "source_classes": [[c.id, c.kind] for c in decl.classes],
-            "kinds_file": decl.kinds.kinds_file},
+            "kinds_file": decl.kinds.kinds_file if decl.kinds else None},
         "state": index.state, "objects": len(index.objects), "kinds": dict(index.kinds),
         "diagnostics": [d.as_dict() for d in index.diagnostics],
         "capabilities": dict(gen.registry.summary),
@@ -4778,11 +4800,20 @@ class _Building:
 def first_generation(start, discovery, counters, live=None):
     """Root → declarations → discovery → index → registry (§9.0): generation 1, and what
     a live process needs to follow it (the declarations' signatures and the walk)."""
-    root = find_root(start)
+    return read_generation(find_root(start), discovery, counters, live)
+
+
+def read_generation(root, discovery, counters, live=None):
+    """first_generation from a root already found; a Fatal from the declarations carries
+    `layer` (the layer cannot be read, §25)."""
     # git lists the index while the declarations are read (still one ls-files, §4.3).
     listing = git_started(root, *LS_FILES) if discovery == "vcs" else None
     try:
-        decl = read_declarations(root, discovery)
+        try:
+            decl = read_declarations(root, discovery)
+        except Fatal as exc:
+            exc.layer = True
+            raise
         dirs = find_git_dirs(root)
     except BaseException:
         if listing is not None:
@@ -4798,6 +4829,39 @@ def first_generation(start, discovery, counters, live=None):
         counters.values["generation"] = 1
         gen = Generation(1, decl, index, head, counters, dirs, live)
     return gen, discovered
+
+
+class Undeclared:
+    """The declarations of a layer that cannot be read (§25): the root and the discovery
+    mode, no manifest, no classes, no kinds; `watched`: what is followed until it can."""
+
+    manifest = kinds = None
+    classes = ()
+
+    def __init__(self, root, discovery, watched):
+        self.root, self.discovery, self.watched = root, discovery, watched
+        self.links, self.on_disk = frozenset(), {}
+
+    def full(self, path):
+        return native_path(self.root, path)
+
+
+def broken_generation(root, discovery, failure, counters, live):
+    """The state of a live process whose layer cannot be read (§25): generation 0, no
+    object, the fatal message as its one diagnostic; every capability but the report
+    refuses (Generation.execute)."""
+    decl = Undeclared(root, discovery, getattr(failure, "watched", [MANIFEST]))
+    index = Index([], [Diagnostic("error", "broken_layer", None, failure.message)], {},
+                  ContextTree(decl, [], [], {}, [], []))
+    index.state = "broken"
+    dirs = find_git_dirs(root)
+    head = read_head(dirs) if dirs is not None else (None, None)
+    gen = Generation(0, decl, index, head, counters, dirs, live)
+    gen.broken = failure.message
+    return gen
+
+
+NOTHING_DISCOVERED = ([], [], [], [])
 
 
 def sweep_plan(full, seen):
@@ -4881,7 +4945,16 @@ class Live:
         self._stopping = _thread.allocate_lock()
         self._stopping.acquire()
         self._ticking = _thread.allocate_lock()
-        self.generation, discovered = first_generation(start, discovery, counters, self)
+        self.stale_since = None   # when the last good generation began to be served over
+        root = find_root(start)
+        try:
+            self.generation, discovered = read_generation(root, discovery, counters, self)
+        except Fatal as exc:
+            if strict or not getattr(exc, "layer", False):
+                raise
+            # The layer cannot be read: start anyway, say why, and follow it (§25).
+            self.generation = broken_generation(root, discovery, exc, counters, self)
+            discovered = NOTHING_DISCOVERED
         self._failing = False     # the last rebuild failed: the next reads everything again
         self._idle_sweep_every = SWEEP_EVERY   # learnt from the cost of each sweep
         self._watch = []
@@ -4893,7 +4966,8 @@ class Live:
         """Keep what the next check compares with: the last discovery (claims, its
         diagnostics, the folders a walk entered), the stamp's paths and values, and the
         signature of every kept file."""
-        root, dirs = gen.root, gen.dirs
+        root = gen.root
+        dirs = gen.dirs if gen.broken is None else None   # broken: its declarations alone
         self._claims, self._discovered, walked, self._listed = discovered
         declared = [native_path(root, p) for p in gen.decl.watched]
         git = []
@@ -4997,6 +5071,9 @@ class Live:
 
     def _rebuild(self, stamp):
         old = self.generation
+        if old.broken is not None:
+            self._first(old, stamp)
+            return
         forced, self._racy_changed = self._racy_changed, set()   # edited within their tick
         if stamp != self._stamp:
             self.counters.count("stamp_moves")
@@ -5058,14 +5135,47 @@ class Live:
             state=index.state)
         self._tell(old, new)
 
+    def _first(self, old, stamp):
+        """The layer could not be read until now (§25): read it whole, as at start; the
+        first generation built is told to the clients like any new one."""
+        if stamp != self._stamp:
+            self.counters.count("stamp_moves")
+        try:
+            new, discovered = read_generation(old.root, old.decl.discovery, self.counters,
+                                              self)
+            if self.strict and new.index.errors:   # (a strict start never gets here)
+                raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s)"
+                            % new.index.errors)
+        except Fatal as exc:
+            self.counters.count("rebuilds_failed")
+            new, discovered = broken_generation(old.root, old.decl.discovery, exc,
+                                                self.counters, self), NOTHING_DISCOVERED
+            if new.broken != old.broken:
+                log(WARN, "the layer still cannot be read", reason=new.broken)
+        except Exception:  # a defect must not end a server that explains itself
+            log(DEBUG, "rebuild failed", traceback=_traceback_text())
+            self.counters.count("rebuilds_failed")
+            self._stamp = stamp
+            return
+        else:
+            self.counters.count("index_builds")
+            self.counters.values["generation"] = new.number
+            log(INFO, "the layer can be read", generation=new.number,
+                objects=len(new.index.objects), state=new.index.state)
+        self._remember(new, discovered, stamp)
+        self.generation = new
+        self._tell(old, new)
+
     def _recovered(self, gen):
         if self.stale is not None:
             log(INFO, "the layer is readable again", generation=gen.number)
-        self.stale, self._failing = None, False
+        self.stale, self._failing, self.stale_since = None, False, None
 
     def _failed(self, message, stamp, signatures):
         """§15.3: keep the last good generation; say so once; wait for the next move."""
         self.counters.count("rebuilds_failed")
+        if self.stale is None:
+            self.stale_since = time.time()
         self.stale, self._failing = message, True
         log(WARN, "the layer could not be read again; still serving generation %d"
             % self.generation.number, reason=message)
@@ -5255,6 +5365,12 @@ class McpListing:
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
+        if gen.broken is not None:
+            self.instructions = (
+                "the layer cannot be read: %s. majordomus://repository reports it; this "
+                "server follows the layer's files and serves the layer as soon as they can "
+                "be read (resources/list_changed then tells)." % gen.broken)
+            return
         self.instructions = (
             "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
             "(%d tools, %d resources), index state %s. Each object is the resource "
@@ -6516,6 +6632,9 @@ UI_HEADERS = [
      "frame-ancestors 'none'"),
     ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
 _HTML = "text/html; charset=utf-8"
+# Where a page's banner and state go, filled in when it is answered (UiPages.html): no
+# repository text can hold either (every value is escaped, raw HTML shown as text).
+_UI_BANNER, _UI_STATE = "<!--mj:banner-->", "<!--mj:state-->"
 
 
 class Page:
@@ -6608,7 +6727,30 @@ class UiPages:
         return self.error(404, "Not found", "No page is served at %s." % path)
 
     def html(self, text, status=200):
+        """A page as it is answered now: its banner and state are those of this moment (a
+        page is kept for the generation; the layer may turn stale meanwhile, §25)."""
+        state = self.state()
+        text = text.replace(_UI_BANNER, self.banner(), 1).replace(
+            _UI_STATE, '<span class="badge state-%s">%s</span>' % (state, state))
         return Page(status, text.encode("utf-8"))
+
+    def banner(self):
+        """What every page says first while the layer cannot be read (§25): that it cannot
+        and why, or since when it could not be read again and which generation is
+        served."""
+        gen, live = self.gen, self.gen.live
+        if gen.broken is not None:
+            return ('<section class="alert banner" role="alert"><p><strong>The layer cannot '
+                    'be read</strong>: <code>%s</code></p><p>Nothing of it is served until it '
+                    'can be: this server follows its files and serves the layer as soon as '
+                    'they are fixed.</p></section>\n' % _h(gen.broken))
+        if live is None or live.stale is None:
+            return ""
+        since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.stale_since or 0))
+        return ('<section class="alert banner" role="alert"><p><strong>The layer could not '
+                'be read again</strong> since %s: <code>%s</code></p><p>Still serving '
+                'generation %d, the last that could be read.</p></section>\n'
+                % (since, _h(live.stale), gen.number))
 
     def error(self, status, title, message, headers=()):
         page = self.html(self.layout(title, "<h1>%s</h1><p class=\"lede\">%s</p><p><a href="
@@ -6627,7 +6769,6 @@ class UiPages:
         nav = "".join('<li><a href="%s%s"%s>%s</a></li>' % (
             UI_PREFIX, href, ' aria-current="page"' if href == current else "", _h(label))
             for href, label in links)
-        state = self.state()
         live = "on" if gen.live is not None and gen.live.watch else "off"
         return (
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -6643,16 +6784,17 @@ class UiPages:
             '<label class="visually-hidden" for="mj-top-q">Search the layer</label>'
             '<input id="mj-top-q" type="search" name="q" placeholder="Search the layer">'
             '<button type="submit">Search</button></form></nav></header>\n'
-            '<main id="main">\n%s\n</main>\n'
-            '<footer><p>Generation %d \u00b7 state <span class="badge state-%s">%s</span>'
+            '<main id="main">\n%s%s\n</main>\n'
+            '<footer><p>Generation %d \u00b7 state %s'
             ' \u00b7 read-only <span id="live-note" aria-live="polite"></span></p></footer>\n'
             '</body>\n</html>\n' % (
                 _h(title), name, UI_PREFIX, UI_PREFIX, gen.number, live, UI_PREFIX, name, nav,
-                UI_PREFIX, main, gen.number, state, state))
+                UI_PREFIX, _UI_BANNER, main, gen.number, _UI_STATE))
 
     def state(self):
         live = self.gen.live
-        return "stale" if live is not None and live.stale else self.gen.index.state
+        return "stale" if live is not None and live.stale and self.gen.broken is None else (
+            self.gen.index.state)
 
     def object_link(self, obj):
         return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(obj.uri),
@@ -6666,11 +6808,6 @@ class UiPages:
         parts = ['<h1>%s</h1>' % _h(name),
                  '<p class="lede">The AI layer of this repository, as the MCP server, the REST '
                  'API and the command line serve it. Nothing here writes anything.</p>']
-        live = gen.live
-        if live is not None and live.stale:
-            parts.append('<section class="alert" aria-labelledby="mj-stale"><h2 id="mj-stale">The '
-                         'layer cannot be read again</h2><p>Still serving generation %d: '
-                         '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
         if index.diagnostics:
             parts.append('<section class="alert" aria-labelledby="mj-diag"><h2 id="mj-diag">%d '
                          'diagnostic(s)</h2>%s<p><a href="%s/diagnostics">Every diagnostic, '
@@ -6678,7 +6815,7 @@ class UiPages:
                              len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
                              UI_PREFIX))
         summary = gen.registry.summary
-        cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
+        cards = [("State", _UI_STATE),
                  ("Objects", "%d" % len(index.objects)),
                  ("Diagnostics", "%d" % len(index.diagnostics)),
                  ("Branch", _h(gen.branch or "(none)")),
@@ -7937,7 +8074,10 @@ def start(options, long_lived):
     if strict and index.errors:
         raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
                     "under --strict (run: majordomus mcp --inspect)" % index.errors)
-    if long_lived:
+    if long_lived and gen.broken is not None:
+        log(ERROR, "the layer cannot be read; serving its report and following its files "
+            "until it can be", reason=gen.broken)
+    elif long_lived:
         levels = {"error": ERROR, "warning": WARN, "info": INFO}
         for diagnostic in index.diagnostics:
             log(levels[diagnostic.severity], diagnostic.message, code=diagnostic.code,
