@@ -13,7 +13,8 @@
      the browser tests in Debian's headless Chromium with axe-core (tests/toolchain.py);
   4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp
      and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
-  5. pyflakes over the product and the tests;
+  5. the fuzz suite (tests/fuzz.py, Hypothesis in the venv: a fixed seed, bounded counts)
+     and pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
      shell tool ../shared/oracle/shell/bin/majordomus when it is there);
   7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
@@ -42,7 +43,7 @@ import toolchain  # noqa: E402
 VENV = os.path.join(ROOT, ".venv")
 # mcp 2.x has the 2026-07-28 Client; the stamp holds this list, so a change rebuilds .venv.
 VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes",
-                 "selenium>=4.20,<5"]
+                 "selenium>=4.20,<5", "hypothesis>=6.100,<7"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
 SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
@@ -240,6 +241,26 @@ def lint(tally, python):
                                     + proc.stdout.decode("utf-8", "replace"))
 
 
+def fuzz(tally, python):
+    """tests/fuzz.py (SPEC §25) in the venv, which has Hypothesis: its fixed seed and bounded
+    counts; its lines (examples per target, the seed, each failure); one check a target."""
+    started = time.time()
+    try:
+        proc = subprocess.run([python, os.path.join(ROOT, "tests", "fuzz.py")], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except subprocess.TimeoutExpired:
+        output = ["fuzz: timed out after 600 s"]
+    targets = [line for line in output if re.match(r"fuzz: \S+ +\d+ examples", line)]
+    failed = sum(1 for line in targets if line.endswith("FAILED"))
+    last = re.match(r"fuzz: \d+ examples over \d+ targets .*: 0 failures\Z",
+                    output[-1] if output else "")
+    ok = len(targets) - failed if last else 0
+    tally.add(ok, failed + (0 if last and targets else 1))
+    return output + ["fuzz (Hypothesis): %d targets ok, %d failing (%.1fs)"
+                     % (ok, len(targets) - ok, time.time() - started)]
+
+
 def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
     """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton,
     against `archive`; the lines to print."""
@@ -285,7 +306,7 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
 # Seconds each module takes under one interpreter on an idle machine, roughly: the modules
 # are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
 # long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
-MODULE_SECONDS = {"test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
+MODULE_SECONDS = {"test_hostile": 30, "test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
                   "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
                   "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
                   "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8}
@@ -370,6 +391,7 @@ def extras(tally, venv_ready):
                  % (passed, failed, time.time() - started))
     tally.add(passed, failed)
     if venv:
+        lines += fuzz(tally, venv)
         lines.append(lint(tally, venv))
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))

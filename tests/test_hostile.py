@@ -920,3 +920,56 @@ class StaleBannerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ------------------------------------------------------------------------------------------
+# What the fuzz suite (tests/fuzz.py) found, each a named regression test
+# ------------------------------------------------------------------------------------------
+
+class FuzzFoundTest(unittest.TestCase):
+    """Each falsifying example tests/fuzz.py reported (against the build before §25),
+    shrunk as Hypothesis gave it, in process."""
+
+    @classmethod
+    def setUpClass(cls):
+        import majordomus
+        cls.m = majordomus
+
+    def test_subset_text_deep_text_990_with_a_long_leaf(self):
+        """subset-text: `deep_text(990)`, a mapping 990 levels deep whose leaf is 4,400
+        digits: ValueError out of int() (and past 1,000 levels, RecursionError)."""
+        m = self.m
+        text = "a:\n" + "".join("  " * i + "n:\n" for i in range(1, 990)) + \
+            "  " * 990 + "leaf: " + "9" * 4400 + "\n"
+        tree = m.parse_subset(text)
+        node = tree["a"]
+        while "n" in node:
+            node = node["n"]
+        self.assertEqual(node, {"leaf": "9" * 4400})
+        self.assertEqual(len(m.key_paths(tree)), 1)
+
+    def test_jsonrpc_id_inf(self):
+        """jsonrpc: `{"jsonrpc": "2.0", "id": inf}` (sent as 1e400): the answer held
+        Infinity, which is not JSON."""
+        m = self.m
+        frame = m._frame(None, error=m.BAD_ID)
+        self.assertEqual(json.loads(frame), {"jsonrpc": "2.0", "id": None, "error": {
+            "code": -32600, "message": "invalid id: a number JSON cannot carry back (not "
+                                       "finite)"}})
+        for line in (b'{"jsonrpc":"2.0","id":1e400}', b'{"jsonrpc":"2.0","id":-1e400,'
+                     b'"method":"ping"}', b'{"jsonrpc":"2.0","id":[1e400],"method":"ping"}'):
+            with self.subTest(line=line):
+                answer = self.m.dispatch(None, None, self.m.json_loads(line.decode()))
+                self.assertEqual(strict_json(answer)["id"], None)
+
+    def test_http_head_host_leading_hyphen(self):
+        """http-head: Host `-a.localhost` was admitted (a DNS label starts with a letter or
+        a digit)."""
+        self.assertFalse(self.m._host_allowed("-a.localhost"))
+        self.assertFalse(self.m._host_allowed("a-.localhost:8741"))
+        self.assertTrue(self.m._host_allowed("a-b.localhost:8741"))
+
+    def test_http_head_host_port_99999(self):
+        """http-head: Host `localhost:99999` was admitted (a port is at most 65535)."""
+        self.assertFalse(self.m._host_allowed("localhost:99999"))
+        self.assertTrue(self.m._host_allowed("localhost:65535"))

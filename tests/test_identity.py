@@ -181,12 +181,21 @@ def report_as_before(report):
 
 
 def report_schema_as_before(schema):
-    """§20.3: the RepositoryReport schema gains the property `context`, required."""
+    """§20.3: the RepositoryReport schema gains the property `context`, required. §25: a
+    layer that cannot be read is reported with `state` broken and no layer schema (null)."""
     drop(at(schema, "properties"), "context")
     required = at(schema, "required")
     if "context" not in required:
         raise Excluded("`context` is not required in the report's schema")
     required.remove("context")
+    states = at(schema, "properties", "state", "enum")
+    if "broken" not in states:
+        raise Excluded("the report's state cannot be broken")
+    states.remove("broken")
+    layer = at(schema, "properties", "repository", "properties")
+    if layer.get("layer_schema") != {"anyOf": [{"type": "string"}, {"type": "null"}]}:
+        raise Excluded("the report's layer_schema is not a string or null")
+    layer["layer_schema"] = {"type": "string"}
 
 
 def search_input_as_before(schema, old):
