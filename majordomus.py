@@ -3268,11 +3268,17 @@ def _yaml_comments(content):
 
 
 def _leaves(node):
-    for value in node.values() if isinstance(node, dict) else node:
-        if isinstance(value, (dict, list)):
-            yield from _leaves(value)
-        else:
+    """The scalar leaves of a metadata tree, in order; a stack, not a recursion (any
+    depth, §25)."""
+    stack = [iter(node.values() if isinstance(node, dict) else node)]
+    while stack:
+        for value in stack[-1]:
+            if isinstance(value, (dict, list)):
+                stack.append(iter(value.values() if isinstance(value, dict) else value))
+                break
             yield value
+        else:
+            stack.pop()
 
 
 _ASCII_TERMS = []   # bytes.translate's table of the ASCII fast path, made on first use

@@ -341,11 +341,17 @@ class DepthTest(unittest.TestCase):
         self.assertGreaterEqual(line.count(depth_marker), 1000)
         report = c.report()
         self.assertEqual(report["state"], "ok", report["diagnostics"])
+        for mode in ("ranked", "substring"):     # the term index and the search table
+            hits = c.tool("majordomus_search", {"query": "deep bottom", "mode": mode})
+            self.assertIsInstance(hits["hits"], list)
+        self.assertEqual(c.tool("majordomus_context", {"path": "."})["documents"], [])
         srv = support.HttpServer(repo, via=self.VIA)
         self.addCleanup(srv.stop)
         status, _, text = http(srv, "/api/v1/object?uri=" + urllib.parse.quote(uri, safe=""))
         self.assertEqual(status, 200, text[:300])
         status, _, text = http(srv, "/ui/object?uri=" + urllib.parse.quote(uri, safe=""))
+        self.assertEqual(status, 200, text[:300])
+        status, _, text = http(srv, "/ui/search?q=bottom")
         self.assertEqual(status, 200, text[:300])
         self.assertNotIn("Traceback", c.s.stderr() + srv.stderr())
 
