@@ -17,7 +17,8 @@ Targets, each a property over generated input, run in process against majordomus
                 and links only to allowed targets.
 
     python tests/fuzz.py              the test command's run: fixed seed, bounded counts
-    python tests/fuzz.py --long       a run of 10 minutes, by hand (seeds go on from SEED)
+    python tests/fuzz.py --long       a run of 10 minutes, by hand: rounds of the bounded
+                                      counts, each with the next seed, until time is up
     python tests/fuzz.py --rate 10    each target for about 10 s: examples per second
     python tests/fuzz.py --seed N --examples N
 
@@ -489,24 +490,33 @@ def main(argv=None):
                 sys.stdout.flush()
             return 1 if failures else 0
         deadline = began + (LONG_SECONDS if args.long else 0)
+        counts = {name: [0, 0, 0.0] for name, _, _ in targets}   # examples, failures, s
         round_no = 0
         while True:
             seed_value = args.seed + round_no
             for name, strategy, check in targets:
-                examples = args.examples or EXAMPLES[name] * (10 if args.long else 1)
                 started = time.monotonic()
-                n, failure = run_target(name, strategy, check, examples, seed_value)
+                n, failure = run_target(name, strategy, check,
+                                        args.examples or EXAMPLES[name], seed_value)
+                counts[name][0] += n
+                counts[name][2] += time.monotonic() - started
                 total += n
-                print("fuzz: %-12s %5d examples (seed %d) in %.1f s: %s" % (
-                    name, n, seed_value, time.monotonic() - started,
-                    "FAILED" if failure else "0 failures"))
                 if failure:
+                    counts[name][1] += 1
                     failures += 1
-                    print(failure)
-                sys.stdout.flush()
+                    print("fuzz: %s FAILED (seed %d):\n%s" % (name, seed_value, failure))
+                if args.long and time.monotonic() >= deadline:
+                    break
             round_no += 1
             if not args.long or time.monotonic() >= deadline:
                 break
+        for name, _, _ in targets:
+            n, failed, seconds = counts[name]
+            print("fuzz: %-12s %6d examples (seed %s) in %.1f s: %s" % (
+                name, n, args.seed if round_no == 1 else "%d..%d" % (
+                    args.seed, args.seed + round_no - 1), seconds,
+                "FAILED" if failed else "0 failures"))
+        sys.stdout.flush()
     finally:
         Layer.close()
     print("fuzz: %d examples over %d targets (seed %d%s) in %.1f s: %d failures" % (
