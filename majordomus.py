@@ -472,6 +472,31 @@ def read_plain(path, info=None, limit=None, what="sources", follow=False):
     return data, info
 
 
+def linked_folder(root, relative, seen):
+    """The first folder on the way to `relative` (`/`-separated, under the canonical
+    `root`) that is a symlink, or None: nothing is read through one either (§25). `seen`
+    keeps each folder's answer, so that a build asks each folder once."""
+    folder = relative.rpartition("/")[0]
+    found = seen.get(folder, False)
+    if found is not False:
+        return found
+    found, prefix = None, ""
+    for name in folder.split("/") if folder else ():
+        prefix = prefix + "/" + name if prefix else name
+        known = seen.get(prefix, False)
+        if known is False:
+            try:
+                mode = os.lstat(native_path(root, prefix)).st_mode
+            except OSError:
+                mode = 0
+            known = seen[prefix] = prefix if stat.S_ISLNK(mode) else None
+        if known is not None:
+            found = known
+            break
+    seen[folder] = found
+    return found
+
+
 def _plain(info, limit, what):
     if stat.S_ISLNK(info.st_mode):
         raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
@@ -1453,6 +1478,10 @@ def read_declared(root, relative):
     """The bytes of one of the repository's declarations (read_plain): a symlink, a FIFO
     or a file over 4 MiB is contract unmet (exit 10), named by its path and never by
     anything it points at; a file that cannot be read is exit 13 (§25)."""
+    folder = linked_folder(root, relative, {})
+    if folder is not None:
+        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
+                    "one" % (relative, folder))
     try:
         return read_plain(native_path(root, relative), what="the layer's declarations")[0]
     except NotPlain as exc:
@@ -1648,6 +1677,10 @@ def read_repository_kinds(root, manifest, shipped):
 def _repository_allow_lists(root, folder):
     """The `.txt` lists of the repository's allow/ folder, each read and compiled now."""
     lists = {}
+    linked = linked_folder(root, folder + "/", {})
+    if linked is not None:     # (its names are not even listed)
+        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
+                    "one" % (folder, linked))
     try:
         # Every `.txt` but a folder: a link is refused by read_declared, never followed.
         names = sorted(entry.name for entry in os.scandir(native_path(root, folder))
@@ -2256,8 +2289,11 @@ class _Excluded(Exception):
 
 def _read_text(full, info, failure, linked=False, kept=None):
     """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
-    file's lstat (or None, and `failure` the OSError); `linked`: a symlink in the git
-    index, whatever is on disk; `kept`, a list: the bytes read are appended to it."""
+    file's lstat (or None, and `failure` the OSError); `failure` a NotPlain: a folder on
+    its path is a symlink; `linked`: a symlink in the git index, whatever is on disk;
+    `kept`, a list: the bytes read are appended to it."""
+    if isinstance(failure, NotPlain):      # a folder on its path is a symlink
+        raise _Excluded(failure.code, failure.message)
     if info is None:
         raise _Excluded("unreadable", _os_reason(failure))
     if linked:
@@ -2320,6 +2356,10 @@ def read_file(decl, path, source):
         info, failure = os.lstat(full), None
     except OSError as exc:
         info, failure = None, exc
+    folder = linked_folder(decl.root, decl.on_disk.get(path, path), decl.folders)
+    if folder is not None:
+        failure = NotPlain("symlink", "a symlink is not read; the folder %s on its path is "
+                           "one" % folder)
     try:
         objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
         context = False
@@ -2502,6 +2542,7 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
     had in `previous` keeps its result; only new or changed files are read (§15.2).
     `listed` is every path discovery saw (what a context document's `tracks` match)."""
     results, read = {}, 0
+    decl.folders = {}          # each folder is asked once per build whether it is a link
     for path, source in claims:
         result = previous.get(path) if previous is not None else None
         if (result is None or result.source_id != source.id
@@ -2570,6 +2611,7 @@ class Declarations:
         # What the last discovery said of the files beyond their paths: the index's
         # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
         self.links, self.on_disk = frozenset(), {}
+        self.folders = {}   # folder -> the symlink on its way, or None (linked_folder)
         knowledge = manifest.sections["knowledge"]
         # What a live process stats to see a declaration change (§15.2). The knowledge
         # folder's own signature moves when a kinds file or an allow/ folder appears or

@@ -232,6 +232,45 @@ class LiveSymlinkTest(unittest.TestCase):
                 assert_no_secret(self, err + p.stdout.decode("utf-8", "replace"), "the output")
 
 
+    def test_a_folder_replaced_by_a_link_leaks_nothing(self):
+        """The rules' folder and the allow-lists' folder, each replaced by a symlink to a
+        folder holding files of the same names whose text is secret: nothing is read
+        through either; each is named by the folder."""
+        repo = layer_repo(self)
+        elsewhere = support.tempdir(self)
+        support.write(elsewhere, "rules/alpha.md", "---\n" + SECRET_TEXT + "---\n")
+        support.write(elsewhere, "allow/note.txt", "^" + SECRET_TEXT.replace("\n", "(\n"))
+        c = Client(self, repo, via=self.VIA)
+        srv = support.HttpServer(repo, via=self.VIA)
+        self.addCleanup(srv.stop)
+        for folder, target in ((".ai/repo/rules", "rules"),
+                               (".ai/repo/knowledge/allow", "allow")):
+            with self.subTest(folder=folder):
+                moved = os.path.join(repo, folder + ".moved")
+                os.rename(os.path.join(repo, folder), moved)
+                os.symlink(os.path.join(elsewhere, target), os.path.join(repo, folder))
+                if target == "rules":
+                    report, _, _ = poll(c.report, lambda r: any(
+                        d["code"] == "symlink" for d in r["diagnostics"]), "the rule refused")
+                    self.assertIn({"severity": "error", "code": "symlink", "path": RULE,
+                                   "message": "a symlink is not read; the folder "
+                                   ".ai/repo/rules on its path is one"}, report["diagnostics"])
+                else:
+                    report, _, _ = poll(c.report, lambda r: r["live"]["stale"] is not None,
+                                        "the stale report")
+                    self.assertEqual(report["live"]["stale"], ".ai/repo/knowledge/allow: a "
+                                     "symlink is not read; the folder .ai/repo/knowledge/"
+                                     "allow on its path is one")
+                assert_no_secret(self, mcp_answers(c), "an MCP answer")
+                for path, status, text in pages(srv):
+                    assert_no_secret(self, text, "the page %s" % path)
+                os.remove(os.path.join(repo, folder))
+                os.rename(moved, os.path.join(repo, folder))
+                poll(c.report, lambda r: r["state"] == "ok" and r["live"]["stale"] is None,
+                     "%s: restored" % folder)
+        assert_no_secret(self, c.s.stderr() + srv.stderr(), "a log")
+
+
 class LiveSymlinkPyTest(LiveSymlinkTest):
     VIA = "py"
 
