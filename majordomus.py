@@ -419,6 +419,8 @@ READ_FLAGS = read_flags()
 # A file is opened without blocking: a FIFO (or a device) swapped in after its lstat opens
 # at once, and its fstat refuses it (§25). Nothing else changes for a regular file.
 PLAIN_FLAGS = READ_FLAGS | getattr(os, "O_NONBLOCK", 0)
+FOLLOW_FLAGS = PLAIN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)    # git's control files only
+S_ISREG = stat.S_ISREG
 # What open() with O_NOFOLLOW says of a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 
 
@@ -440,28 +442,28 @@ class NotPlain(Exception):
         self.code, self.message = code, message
 
 
-def read_plain(path, info=None, limit=None, what="sources", follow=False):
+def read_plain(path, info=None, limit=FILE_LIMIT, what="sources", follow=False):
     """(bytes, fstat) of a regular file: the one place that decides whether a file may be
     read (§5.1, §25), for every file of the layer and every declaration, at start and
     live. Never through a symlink (`follow`: git's own control files, which git may
     link), never a FIFO, socket or device: refused by the lstat (`info`, when the caller
     has it), and again by fstat on the descriptor, which was opened without following a
     link and without blocking, in case the path changed in between. At most `limit`
-    bytes (FILE_LIMIT); `what` the files are, in the symlink's message."""
-    limit = FILE_LIMIT if limit is None else limit
+    bytes; `what` the files are, in the symlink's message."""
     try:
         if info is None:
             info = os.stat(path) if follow else os.lstat(path)
-        _plain(info, limit, what)
-        handle = os.open(path, PLAIN_FLAGS if not follow else PLAIN_FLAGS & ~getattr(
-            os, "O_NOFOLLOW", 0))
+        if not S_ISREG(info.st_mode) or info.st_size > limit:
+            _not_plain(info, limit, what)
+        handle = os.open(path, FOLLOW_FLAGS if follow else PLAIN_FLAGS)
     except OSError as exc:
         if exc.errno in _LINK_ERRNOS and not follow:
             raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
         raise NotPlain("unreadable", _os_reason(exc))
     try:
         info = os.fstat(handle)
-        _plain(info, limit, what)
+        if not S_ISREG(info.st_mode) or info.st_size > limit:
+            _not_plain(info, limit, what)
         data = read_whole(handle, info.st_size, limit)
     except OSError as exc:
         raise NotPlain("unreadable", _os_reason(exc))
@@ -497,20 +499,19 @@ def linked_folder(root, relative, seen):
     return found
 
 
-def _plain(info, limit, what):
+def _not_plain(info, limit, what):
+    """Raise the NotPlain a file of this lstat or fstat is (it is not a plain file)."""
     if stat.S_ISLNK(info.st_mode):
         raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
     if not stat.S_ISREG(info.st_mode):
         raise NotPlain("not_a_file", "not a regular file")
-    if info.st_size > limit:
-        raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (info.st_size, limit))
+    raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (info.st_size, limit))
 
 
-def read_whole(handle, size, limit=None):
-    """The bytes of an open regular file of `size` bytes, at most `limit` + 1 (FILE_LIMIT):
-    a regular file reads short only at its end, so one read of size+1 bytes returning
-    fewer is the whole file; more means it grew, so read on."""
-    limit = FILE_LIMIT if limit is None else limit
+def read_whole(handle, size, limit=FILE_LIMIT):
+    """The bytes of an open regular file of `size` bytes, at most `limit` + 1: a regular
+    file reads short only at its end, so one read of size+1 bytes returning fewer is the
+    whole file; more means it grew, so read on."""
     data = os.read(handle, size + 1)
     while len(data) > size and len(data) <= limit:
         chunk = os.read(handle, limit + 1 - len(data))
