@@ -306,7 +306,7 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
 # Seconds each module takes under one interpreter on an idle machine, roughly: the modules
 # are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
 # long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
-MODULE_SECONDS = {"test_hostile": 30, "test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
+MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
                   "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
                   "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
                   "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8}
