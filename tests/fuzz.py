@@ -52,8 +52,8 @@ from tests.test_hostile import LAYER  # noqa: E402
 from tests.test_markdown import ATTRIBUTES, STYLES, TAGS  # noqa: E402
 
 SEED = 20251205
-EXAMPLES = {"subset-text": 2000, "subset-tree": 800, "jsonrpc": 2000, "http-head": 2000,
-            "markdown": 1000}
+EXAMPLES = {"subset-text": 1500, "subset-tree": 500, "jsonrpc": 1500, "http-head": 1500,
+            "markdown": 800}
 LONG_SECONDS = 600
 
 
@@ -200,9 +200,10 @@ VALUES = st.recursive(LEAVES, lambda c: st.lists(c, max_size=3) | st.dictionarie
     st.text(max_size=6), c, max_size=3), max_leaves=8)
 TOOLS = ["majordomus_get", "majordomus_list", "majordomus_search", "majordomus_capabilities",
          "majordomus_capability", "majordomus_context", "majordomus_prompt",
-         "majordomus_perf", "majordomus_repository", "nope"]
+         "majordomus_perf", "majordomus_repository", "majordomus_brief", "nope"]
 ARGUMENT_NAMES = ["uri", "query", "limit", "cursor", "kind", "offset", "name", "arguments",
-                  "path", "mode", "id", "tag", "exposure", "provider", "audience", "x"]
+                  "path", "mode", "id", "tag", "exposure", "provider", "audience", "intent",
+                  "budget_lines", "x"]
 URIS = st.sampled_from(["majordomus://repository", "majordomus://rule/project.alpha@1",
                         "majordomus://note/plain", "majordomus://x/y", ""]) | st.text(max_size=8)
 META = st.fixed_dictionaries({}, optional={

@@ -856,7 +856,9 @@ class BrokenStartTest(unittest.TestCase):
         refusal = "refused: the layer cannot be read: " + BROKEN_REASON
         for name, arguments in (("majordomus_list", {}), ("majordomus_search", {"query": "x"}),
                                 ("majordomus_get", {"uri": RULE_URI}),
-                                ("majordomus_capabilities", {}), ("majordomus_perf", {})):
+                                ("majordomus_capabilities", {}), ("majordomus_perf", {}),
+                                ("majordomus_brief", {"path": "."}),
+                                ("majordomus_context", {"path": "."})):
             with self.subTest(tool=name):
                 result = c.result("tools/call", {"name": name, "arguments": arguments})
                 self.assertIs(result["isError"], True, result)
