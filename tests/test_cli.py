@@ -499,7 +499,8 @@ class GetTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(out, self.file_bytes(RULE_PATH))
         err = self.run_fail(["get", RULE_URI], d, 12)
         self.assertEqual(err, "majordomus: no Majordomus repository found from %s: no "
-                              "ancestor directory carries .ai/manifest.yaml\n"
+                              "ancestor directory carries .ai/manifest.yaml; see 'Start a layer' in the "
+                              "README\n"
                          % os.path.realpath(d))
         err = self.run_fail(["capabilities", "list"], d, 12)
         self.assertTrue(err.startswith("majordomus: no Majordomus repository found from "),

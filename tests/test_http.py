@@ -992,7 +992,8 @@ class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
                 self.assertEqual(p.stdout, b"")
                 self.assertIn(
                     "majordomus: no Majordomus repository found from %s: no ancestor "
-                    "directory carries .ai/manifest.yaml\n" % start,
+                    "directory carries .ai/manifest.yaml; see 'Start a layer' in the README\n"
+                    % start,
                     p.stderr.decode("utf-8"))
 
     def test_non_loopback_host_warns(self):

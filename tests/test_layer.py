@@ -329,7 +329,7 @@ class FrameTests(LayerCase):
 
     def test_fatal_line_whatever_the_log_level(self):
         message = ("no Majordomus repository found from %s: no ancestor directory carries "
-                   ".ai/manifest.yaml" % self.outside)
+                   ".ai/manifest.yaml; see 'Start a layer' in the README" % self.outside)
         # off: logs silenced, the fatal line is the whole of stderr
         self.fatal(["mcp", "--inspect"], self.outside, 12, message=message)
         # default (unset), error, trace, invalid (= info): exactly one fatal line,
@@ -361,7 +361,7 @@ class RootTests(LayerCase):
     def test_outside_any_repository(self):
         outside = self.outside_dir()
         message = ("no Majordomus repository found from %s: no ancestor directory carries "
-                   ".ai/manifest.yaml" % outside)
+                   ".ai/manifest.yaml; see 'Start a layer' in the README" % outside)
         for via in VIAS:
             with self.subTest(via=via):
                 self.fatal(["mcp", "--inspect"], outside, 12, via=via, message=message)
@@ -410,7 +410,8 @@ class RootTests(LayerCase):
         support.write(installed, ".majordomus/bin/majordomus", "#!/bin/sh\n")
         self.fatal(["mcp", "--inspect"], installed, 12,
                    message="no Majordomus repository found from %s: no ancestor directory "
-                           "carries .ai/manifest.yaml" % installed)
+                           "carries .ai/manifest.yaml; see 'Start a layer' in the README"
+                           % installed)
 
     def test_broken_manifest_stops_the_walk(self):
         outer = support.make_repo(self)
