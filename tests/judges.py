@@ -83,7 +83,7 @@ class Result:
 
 def scratch_repo(base):
     repo = os.path.join(base, "repo")
-    support.copy_tree(support.SKELETON, repo)
+    support.copy_layer(repo)
     support.git(repo, "init", "-q", "-b", "main")
     support.commit_all(repo, "skeleton")
     return repo
@@ -171,7 +171,7 @@ def inspector(result, argv, env, stdio, url):
             code, value, err = run(target, era, "--method", "prompts/get", "--prompt-name",
                                    "continue", "--prompt-args", "CONTEXT=inspected")
             text = (value or {}).get("messages", [{}])[0].get("content", {}).get("text", "")
-            result.check(code == 0 and text == "\n# Resume\n\ninspected\n",
+            result.check(code == 0 and text == "\n# Pick up where it stopped\n\ninspected\n",
                          "%s prompts/get continue CONTEXT=inspected" % where,
                          "    exit %s: %r\n%s" % (code, value, err[-2000:]))
             code, value, err = run(target, era, "--method", "prompts/list")

@@ -252,7 +252,7 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
         scratch = tempfile.mkdtemp(prefix="mj-case-")
         try:
             repo = os.path.join(scratch, "repo")
-            support.copy_tree(support.SKELETON, repo)
+            support.copy_layer(repo)
             support.git(repo, "init", "-q", "-b", "main")
             support.commit_all(repo, "skeleton")
             env = support.base_env({"MAJORDOMUS": archive,
@@ -393,7 +393,7 @@ def autocrlf_checkout(tally):
         with open(builds["lf"], "rb") as lf, open(builds["autocrlf"], "rb") as other:
             same = lf.read() == other.read()
         repo = os.path.join(scratch, "skeleton")
-        support.copy_tree(support.SKELETON, repo)
+        support.copy_layer(repo)
         support.git(repo, "init", "-q", "-b", "main")
         support.commit_all(repo, "skeleton")
         expected = test_platform.skeleton_answers(builds["lf"], repo)

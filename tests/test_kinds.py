@@ -558,7 +558,7 @@ class ZipappPathsTest(unittest.TestCase):
         os.makedirs(src)
         os.symlink(support.PY, os.path.join(src, "majordomus.py"))
         cls.repo = os.path.join(cls.base, "repo")
-        support.copy_tree(support.SKELETON, cls.repo)
+        support.copy_layer(cls.repo)
         support.git(cls.repo, "init", "-q", "-b", "main")
         support.commit_all(cls.repo)
 

@@ -432,7 +432,7 @@ class RootTests(LayerCase):
     def test_layer_in_a_subdirectory_of_a_git_work_tree(self):
         # The root is where the manifest is; paths are relative to it, not to git's toplevel.
         outer = support.make_repo(self, skeleton=False, commit=False, name="mono")
-        support.copy_tree(support.SKELETON, os.path.join(outer, "sub"))
+        support.copy_layer(os.path.join(outer, "sub"))
         support.write(outer, "README.md", "# outer\n")
         support.commit_all(outer)
         root = os.path.join(outer, "sub")
@@ -1025,9 +1025,8 @@ class InspectSkeletonTests(LayerCase):
                 by_uri = {x["uri"]: x for x in doc["resources"]}
                 self.assertEqual(by_uri[RULE_URI], {
                     "uri": RULE_URI, "name": "majordomus.scope-integrity@1",
-                    "title": "Scope integrity",
-                    "description": "A task touches only the paths it claimed; work found "
-                                   "elsewhere is not accepted as done.",
+                    "title": "Stay inside the claimed paths",
+                    "description": "A task changes only the files it said it would change.",
                     "mimeType": "text/markdown",
                     "_meta": {"majordomus": {
                         "id": "rule.majordomus.scope-integrity@1", "kind": "rule",
@@ -1042,7 +1041,7 @@ class InspectSkeletonTests(LayerCase):
                                   "source_class": "readme", "bytes": readme_size})
                 self.assertEqual(list(readme["_meta"]["majordomus"]["provenance"]),
                                  ["path", "directory", "source_class", "bytes"])
-                self.assertEqual(readme["title"], "Skeleton fixture")
+                self.assertEqual(readme["title"], "Fixture layer")
                 self.assertNotIn("description", readme)
                 self.assertEqual(by_uri["majordomus://repository"]["_meta"]["majordomus"]["id"],
                                  "repository.info")

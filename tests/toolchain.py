@@ -5,8 +5,8 @@
     git (SPEC §13). It is kept outside the checkout (/var/cache/majordomus-tests/sid, or
     $MAJORDOMUS_TOOLCHAIN_CACHE/sid) and reused: a marker file written only after a complete
     setup tells a finished root from a half-made one, which is made again. The unit suite runs
-    inside it (chroot) in a private mount namespace, with the checkout and ../shared mounted at
-    their own absolute paths, /proc, the host's /dev and a fresh /tmp.
+    inside it (chroot) in a private mount namespace, with the checkout and the reference data
+    ($MAJORDOMUS_REFERENCE, default ../shared) mounted at their own absolute paths, /proc, the host's /dev and a fresh /tmp.
   * Node 22 and the MCP judges (the conformance suite and the Inspector CLI), installed from the
     npm registry into .tools/ in the checkout (gitignored), with a stamp so that reruns are fast.
   * The browser the HTML pages are proven in: Debian's chromium and chromium-driver (apt-get on
@@ -29,7 +29,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import REFERENCE  # noqa: E402  (where the reference data is, when it is)
 
 CACHE = os.environ.get("MAJORDOMUS_TOOLCHAIN_CACHE") or "/var/cache/majordomus-tests"
 SID = os.path.join(CACHE, "sid")
@@ -314,14 +315,10 @@ def root_environ(env):
 
 
 def default_binds():
-    """The checkout and ../shared (and a MAJORDOMUS_SKELETON elsewhere), each mounted in the
-    root at the absolute path the tests compute, and at its real path when that differs."""
+    """The checkout and the reference data (when there is any), each mounted in the root at
+    the absolute path the tests compute, and at its real path when that differs."""
     binds = []
-    wanted = [(ROOT, False), (SHARED, True)]
-    skeleton = os.environ.get("MAJORDOMUS_SKELETON")
-    if skeleton:
-        wanted.append((os.path.abspath(skeleton), True))
-    for path, read_only in wanted:
+    for path, read_only in ((ROOT, False), (REFERENCE, True)):
         if not os.path.isdir(path):
             continue
         real = os.path.realpath(path)

@@ -45,7 +45,7 @@ for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",
 assert uris[0] == "majordomus://repository" and uris[1:] == sorted(uris[1:]), uris
 rule = [r for r in by[2]["result"]["resources"] if r["uri"] == "'"$RULE_URI"'"][0]
 assert rule["name"] == "majordomus.scope-integrity@1", rule
-assert rule["title"] == "Scope integrity", rule
+assert rule["title"] == "Stay inside the claimed paths", rule
 assert rule["mimeType"] == "text/markdown", rule
 assert rule["_meta"]["majordomus"]["kind"] == "rule", rule
 want = read_bytes("'"$VENDORED"'")
@@ -71,7 +71,7 @@ assert rep["state"] == "ok" and rep["diagnostics"] == [], rep
 # add a rule, break the vendored one, commit
 write_file .ai/repo/rules/project/alpha.v1.md '---\nid: project.alpha\nversion: 1\ntitle: Alpha\ndescription: A rule added during the case.\n---\n\nAlpha.\n'
 chmod u+w "$VENDORED"
-write_file "$VENDORED" '---\nid: majordomus.scope-integrity\nversion: 1\ntitle: Scope integrity\n'
+write_file "$VENDORED" '---\nid: majordomus.scope-integrity\nversion: 1\ntitle: Stay inside the claimed paths\n'
 commit_all "add alpha, break the vendored rule"
 
 expect_exit 0 mcp_pipe \
