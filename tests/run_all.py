@@ -15,12 +15,20 @@
      and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
   5. pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
-     shell tool ../shared/oracle/shell/bin/majordomus when it is there);
+     shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus when it is there);
   7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
-     plain clone's archive, answer the skeleton byte for byte alike and pass the cases;
+     plain clone's archive, answer the test layer byte for byte alike and pass the cases;
   8. the differential test of context resolution against the later shell tool
-     (tests/context_differential.py).
-Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
+     (tests/context_differential.py);
+  9. HEAD cloned into an empty temporary folder with no reference data beside it
+     (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run there under
+     this interpreter: 0 failed, its skipped groups named, its wall time printed at the end
+     beside the whole command's.
+Tests that compare with reference data (support.REFERENCE: $MAJORDOMUS_REFERENCE, default
+../shared) are skipped by name where it is absent; each reason is one line
+`skipped (no reference data at PATH): N tests`.
+Usage: python3 tests/run_all.py [--fast]   (--fast: steps 1 and 2 under the interpreter
+running this script only)
 """
 import glob
 import hashlib
@@ -45,7 +53,7 @@ VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes
                  "selenium>=4.20,<5"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
-SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
+SHELL_TOOL = support.reference("oracle", "shell", "bin", "majordomus")
 
 
 def say(text):
@@ -67,6 +75,12 @@ class Tally:
             self.skipped += skipped
             if note:
                 self.notes.append(note)
+
+
+def skip_lines(reasons):
+    """One line a reason tests were skipped for, in the reasons' order."""
+    return ["skipped (%s): %d test%s" % (reason, count, "" if count == 1 else "s")
+            for reason, count in sorted(reasons.items())]
 
 
 def build(tally):
@@ -201,6 +215,8 @@ def unit_line(label, summary, output, started):
 
 def report_unit(tally, label, summary, output, started):
     say(unit_line(label, summary, output, started))
+    for line in skip_lines(summary.get("skips", {})):
+        say("  " + line)
     tally.add(summary["passed"], summary["failed"], summary["skipped"])
 
 
@@ -241,8 +257,8 @@ def lint(tally, python):
 
 
 def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
-    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton,
-    against `archive`; the lines to print."""
+    """Each test/cases/*.sh in a fresh scratch repository holding the committed test layer
+    (tests/fixtures/layer), against `archive`; the lines to print."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
     lines = ["cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
                                else "(unset: %s is not there)" % SHELL_TOOL)]
@@ -254,9 +270,9 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
             repo = os.path.join(scratch, "repo")
             support.copy_layer(repo)
             support.git(repo, "init", "-q", "-b", "main")
-            support.commit_all(repo, "skeleton")
+            support.commit_all(repo, "test layer")
             env = support.base_env({"MAJORDOMUS": archive,
-                                    "PYTHON": python, "SKELETON": support.SKELETON})
+                                    "PYTHON": python, "SKELETON": support.LAYER})
             if os.path.isfile(SHELL_TOOL):
                 env["MJ"] = SHELL_TOOL
             try:
@@ -320,12 +336,14 @@ def run_suite(pool, found):
 def merged(futures):
     """One summary (and the output of every failing shard) for one interpreter's shards,
     and the lines its tests printed for the record (the differential oracle's counts)."""
-    total = {"passed": 0, "failed": 0, "skipped": 0}
+    total = {"passed": 0, "failed": 0, "skipped": 0, "skips": {}}
     outputs, record = [], []
     for future in futures:
         summary, output = future.result()
-        for key in total:
+        for key in ("passed", "failed", "skipped"):
             total[key] += summary.get(key, 0)
+        for reason, count in summary.get("skips", {}).items():
+            total["skips"][reason] = total["skips"].get(reason, 0) + count
         if summary.get("failed"):
             outputs.append(output)
         record += [line for line in output.splitlines() if line.startswith(RECORDED)]
@@ -374,12 +392,14 @@ def extras(tally, venv_ready):
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))
     lines += run_context_oracle(tally)
+    plain, tally.plain_seconds = plain_clone(tally)
+    lines += plain
     return lines
 
 
 def autocrlf_checkout(tally):
     """§24: the checkout cloned with core.autocrlf=true (Git for Windows' default) builds
-    the archive a plain clone builds, answers the skeleton byte for byte like it, and passes
+    the archive a plain clone builds, answers the test layer byte for byte like it, and passes
     the bash cases; one line, one count. Both clones are of HEAD."""
     import test_platform
     started = time.time()
@@ -392,10 +412,10 @@ def autocrlf_checkout(tally):
             builds[name] = test_platform.build_in(clone)
         with open(builds["lf"], "rb") as lf, open(builds["autocrlf"], "rb") as other:
             same = lf.read() == other.read()
-        repo = os.path.join(scratch, "skeleton")
+        repo = os.path.join(scratch, "layer")
         support.copy_layer(repo)
         support.git(repo, "init", "-q", "-b", "main")
-        support.commit_all(repo, "skeleton")
+        support.commit_all(repo, "test layer")
         expected = test_platform.skeleton_answers(builds["lf"], repo)
         difference = test_platform.first_difference(
             expected, test_platform.skeleton_answers(builds["autocrlf"], repo))
@@ -409,7 +429,7 @@ def autocrlf_checkout(tally):
         shutil.rmtree(scratch, ignore_errors=True)
     ok = same and difference is None and cases.failed == 0 and cases.passed > 0
     tally.add(int(ok), int(not ok))
-    line = ("autocrlf checkout: %s (archive %s, %d skeleton answers %s, cases %d passed, "
+    line = ("autocrlf checkout: %s (archive %s, %d test layer answers %s, cases %d passed, "
             "%d failed) (%.1fs)" % ("ok" if ok else "FAILED", "identical" if same else "DIFFERS",
                                    len(expected), "identical" if difference is None else
                                    "DIFFER", cases.passed, cases.failed, time.time() - started))
@@ -418,6 +438,43 @@ def autocrlf_checkout(tally):
     if cases.failed:
         line += "\n" + "\n".join(case_lines)
     return line
+
+
+PLAIN_TIMEOUT = 1800
+
+
+def plain_clone(tally):
+    """§28: HEAD cloned into an empty temporary folder with nothing beside it and
+    MAJORDOMUS_REFERENCE pointing nowhere, and `tests/run_all.py --fast` run there under
+    this interpreter, its shards one at a time (it runs beside the other interpreters'
+    suites): one count, ok when it ends `N passed, 0 failed`. (lines, seconds)."""
+    started = time.time()
+    scratch = tempfile.mkdtemp(prefix="mj-plain-")
+    try:
+        clone = os.path.join(scratch, "majordomus")
+        support.git(scratch, "clone", "-q", ROOT, clone)
+        env = dict(os.environ, MAJORDOMUS_REFERENCE=os.path.join(scratch, "shared"),
+                   MAJORDOMUS_TEST_JOBS="1")
+        proc = subprocess.run([sys.executable, os.path.join("tests", "run_all.py"), "--fast"],
+                              cwd=clone, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=PLAIN_TIMEOUT)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except (subprocess.TimeoutExpired, AssertionError, OSError) as exc:
+        output, proc = ["%s: %s" % (type(exc).__name__, exc)], None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    seconds = time.time() - started
+    last = output[-1] if output else ""
+    counts = re.match(r"(\d+) passed, (\d+) failed", last)
+    ok = bool(proc and proc.returncode == 0 and counts and counts.group(2) == "0"
+              and int(counts.group(1)) > 0)
+    tally.add(int(ok), int(not ok), note=None if ok else "the plain clone's --fast failed")
+    lines = ["plain clone (no reference data; --fast, python %s): %s: %s (%.1fs)" % (
+        sys.version.split()[0], "ok" if ok else "FAILED", last, seconds)]
+    lines += ["  " + line.strip() for line in output if line.strip().startswith("skipped (")]
+    if not ok:
+        lines += output[-200:]
+    return lines, seconds
 
 
 def run_context_oracle(tally):
@@ -430,8 +487,13 @@ def run_context_oracle(tally):
         output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
     except subprocess.TimeoutExpired:
         output = ["context oracle: timed out after 900 s"]
+    last = output[-1] if output else ""
+    skipped = re.match(r"context oracle: skipped \((.*)\)\Z", last)
+    if skipped:                 # no reference data here: one skipped check, said as such
+        tally.add(0, 0, 1)
+        return ["context oracle: " + skip_lines({skipped.group(1): 1})[0]]
     counts = re.match(r"context oracle: \d+ answers \(.*\): (\d+) agree, (\d+) disagree \(",
-                      output[-1] if output else "")
+                      last)
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
     tally.add(passed, failed)
     return output
@@ -455,17 +517,20 @@ def main():
     started = time.time()
     with ThreadPoolExecutor(max_workers=JOBS) as pool, ThreadPoolExecutor(max_workers=1) as side:
         jobs = run_suite(pool, found)
-        beside = side.submit(extras, tally, lambda: venv_python(tally))
+        # --fast is the build and the unit suite alone (the README says so)
+        beside = None if fast else side.submit(extras, tally, lambda: venv_python(tally))
         for interp in found:
             summary, output, record = merged(jobs[interp.label])
             report_unit(tally, "unittest " + interp.label, summary, output, started)
             for line in record:
                 say("  " + line)
-        for line in beside.result():
+        for line in beside.result() if beside else ():
             say(line)
     for note in tally.notes:
         say("note: " + note)
-    say("total time %.1fs" % (time.time() - began))
+    plain = getattr(tally, "plain_seconds", None)
+    say("total time %.1fs%s" % (time.time() - began, "" if plain is None else
+                                 " (the plain clone's --fast: %.1fs)" % plain))
     tail = ", %d skipped" % tally.skipped if tally.skipped else ""
     say("%d passed, %d failed%s" % (tally.passed, tally.failed, tail))
     return 0 if tally.failed == 0 else 1

@@ -1,6 +1,6 @@
 """The search's quality on real questions (SPEC §21): MRR@10, recall@5 and recall@10 of
-tests/search_questions.json over ../shared/fixtures/real-latest/, in ranked and substring
-mode. The questions were written by reading the documents, before the ranking was tuned.
+tests/search_questions.json over the reference data's fixtures/real-latest/ (support.REFERENCE),
+in ranked and substring mode. The questions were written by reading the documents, before the ranking was tuned.
 
 Usage: python3 tests/search_quality.py [--misses]   (a benchmark, not a test; bench.py
 prints its figures)"""
@@ -14,7 +14,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 QUESTIONS = os.path.join(HERE, "search_questions.json")
-CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "fixtures", "real-latest")
+sys.path.insert(0, HERE)
+from support import reference, reference_missing  # noqa: E402
+CORPUS = reference("fixtures", "real-latest")
 
 
 def corpus_repo(base):
@@ -58,6 +60,10 @@ def measure(gen_or_module, repo, mode):
 
 
 def main(argv):
+    missing = reference_missing("fixtures", "real-latest")
+    if missing:
+        print("search quality: skipped (%s)" % missing)
+        return 0
     base = tempfile.mkdtemp(prefix="mj-quality-")
     try:
         repo = corpus_repo(base)

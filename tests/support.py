@@ -27,13 +27,29 @@ def reference(*parts):
     return os.path.join(REFERENCE, *parts)
 
 
+def reference_missing(*parts):
+    """None when parts exist under the reference data, else the reason a test that needs
+    them is skipped: `no reference data at PATH`, PATH naming the group the data belongs
+    to (its first two parts: fixtures/skeleton, oracle/shell, reference/allow…) or the
+    first missing path below it, so that the test command counts each group's skipped
+    tests on one line."""
+    if os.path.exists(reference(*parts)):
+        return None
+    shown = reference(*parts[:2])
+    for end in range(3, len(parts) + 1):
+        if not os.path.exists(shown):
+            break
+        shown = reference(*parts[:end])
+    return "no reference data at %s" % shown
+
+
 def reference_or_skip(testcase, *parts):
     """The path of parts under the reference data, or skip testcase by name when absent."""
     import unittest
-    path = reference(*parts)
-    if not os.path.exists(path):
-        raise unittest.SkipTest("no reference data at %s" % path)
-    return path
+    missing = reference_missing(*parts)
+    if missing:
+        raise unittest.SkipTest(missing)
+    return reference(*parts)
 
 
 # The project's own test layer (tests/fixtures/layer/, written for these tests and never

@@ -943,6 +943,28 @@ class DiagnosticsTests(LayerCase):
 # ---------------------------------------------------------------------------------------
 # §6 inspect on the skeleton, §14
 # ---------------------------------------------------------------------------------------
+class ReferenceSkeletonTest(LayerCase):
+    """§14: the skeleton of the reference data (the layer the shell tool's `init` writes),
+    committed, serves state ok with the objects §14 names and nothing under .ai/local/
+    (skipped by name where the reference data is absent)."""
+
+    def test_section_14(self):
+        repo = support.make_repo(self, skeleton=False, commit=False)
+        support.copy_layer(repo, support.reference_or_skip(self, "fixtures", "skeleton"))
+        support.commit_all(repo)
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("state       ok", r.lines)
+                self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS))
+                for uri in ("majordomus://policy/.ai/repo/policy.yaml",
+                            "majordomus://profile/implementation", "majordomus://prompt/continue",
+                            "majordomus://rule/majordomus.scope-integrity@1"):
+                    self.assertIn("resource    " + uri, r.lines)
+                self.assertNotIn(".ai/local", r.out)
+
+
 class InspectSkeletonTests(LayerCase):
 
     @classmethod

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# §9: the skeleton served over real pipes (printf | majordomus mcp): initialize,
+# §9: the test layer served over real pipes (printf | majordomus mcp): initialize,
 # resources/list, resources/read (byte for byte), tools/call majordomus_get; then, after a
 # rule is added and the vendored one broken (committed), a new session sees the change and
 # the repository report is degraded with the diagnostic.
@@ -21,7 +21,7 @@ expect_exit 0 mcp_pipe \
     '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"majordomus://rule/nope@1"}}' \
     '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"majordomus_repository","arguments":{}}}'
 expect_stderr_grep 'input ended; stopping'
-py_check "session 1 (skeleton) answers as §9 says" '
+py_check "session 1 (test layer) answers as §9 says" '
 lines = stdout.split(b"\n")
 assert lines[-1] == b"", "stdout does not end with a newline"
 msgs = [json.loads(l.decode("utf-8")) for l in lines[:-1]]
