@@ -11,8 +11,9 @@
   3. a virtual environment .venv/ (gitignored) with the official MCP Python SDK, jsonschema,
      an OpenAPI validator, pyflakes and selenium, and the tests that need them (VENV_MODULES),
      the browser tests in Debian's headless Chromium with axe-core (tests/toolchain.py);
-  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp
-     and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
+  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp,
+     the MCP Inspector CLI over stdio and HTTP, and the MCP Bundle CLI (`mcpb validate`) on
+     the bundle of build_zipapp.py --mcpb, installed with Node 22 into .tools/;
   5. pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
      shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus when it is there);
@@ -384,8 +385,8 @@ def extras(tally, venv_ready):
     counts = re.match(r"judges: (\d+) checks ok, (\d+) failing\Z", output[-1] if output else "")
     lines += output[:-1]
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
-    lines.append("judges (conformance suite, MCP Inspector): %d checks ok, %d failing (%.1fs)"
-                 % (passed, failed, time.time() - started))
+    lines.append("judges (conformance suite, MCP Inspector, mcpb): %d checks ok, %d failing "
+                 "(%.1fs)" % (passed, failed, time.time() - started))
     tally.add(passed, failed)
     if venv:
         lines.append(lint(tally, venv))
