@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The differential test of context resolution (SPEC §20.3): the rebuilt shell tool
-(`$MAJORDOMUS_REFERENCE/oracle/context/bin/majordomus context …`, the judge) and this program's CLI
-asked the same questions in the same scratch repositories.
+(`$MAJORDOMUS_REFERENCE/oracle/context/bin/majordomus context …`, the judge) and this
+program's CLI asked the same questions in the same scratch repositories.
 
 Situations: every state case 69 (`oracle/context/test/cases/69_context_documents.sh`)
-builds on `oracle/context/test/fixture-69/`; `fixtures/real-latest/` of the reference data with empty
-stand-ins committed at the paths its `tracks` name; and a seeded generator of small
+builds on `oracle/context/test/fixture-69/`; `fixtures/real-latest/` of the reference data
+with empty stand-ins committed at the paths its `tracks` name; and a seeded generator of small
 context trees. Each answer is one (situation, path[, --provider P][, --audience A]):
 
   - the oracle's `context resolve PATH --json` and ours `context resolve PATH --format json`:
@@ -271,7 +271,7 @@ def case69_situations():
 
 
 def real_latest_situation():
-    """../shared/fixtures/real-latest/, with an empty file committed at every path its
+    """The reference data's fixtures/real-latest/, with an empty file committed at every path its
     context documents' `tracks` name."""
     stand_ins = {}
     for dirpath, _, names in os.walk(os.path.join(REAL_LATEST, ".ai")):

@@ -176,8 +176,8 @@ class Oracle(object):
         self.dir = shell_dir
         if not os.path.isfile(os.path.join(shell_dir, "lib", "common.sh")):
             raise OracleMissing(
-                "the shell tool of §3.7 is not at %s (expected $MAJORDOMUS_REFERENCE/oracle/shell, "
-                "i.e. lib/common.sh there); the differential test needs it" % shell_dir)
+                "the shell tool of §3.7 is not at %s (expected $MAJORDOMUS_REFERENCE/oracle/"
+                "shell, i.e. lib/common.sh there); the differential test needs it" % shell_dir)
         self.scratch = scratch or tempfile.mkdtemp(prefix="mj-oracle-")
         self.batches = 0
         self.documents = 0
