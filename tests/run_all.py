@@ -21,10 +21,11 @@
      plain clone's archive, answer the test layer byte for byte alike and pass the cases;
   8. the differential test of context resolution against the later shell tool
      (tests/context_differential.py);
+  and in the unit suites' pool, first:
   9. HEAD cloned into an empty temporary folder with no reference data beside it
      (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run there under
-     this interpreter: 0 failed, its skipped groups named, its wall time printed at the end
-     beside the whole command's.
+     this interpreter, one process at a time: 0 failed, its skipped groups named, its wall
+     time printed at the end beside the whole command's.
 Tests that compare with reference data (support.REFERENCE: $MAJORDOMUS_REFERENCE, default
 ../shared) are skipped by name where it is absent; each reason is one line
 `skipped (no reference data at PATH): N tests`.
@@ -393,8 +394,6 @@ def extras(tally, venv_ready):
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))
     lines += run_context_oracle(tally)
-    plain, tally.plain_seconds = plain_clone(tally)
-    lines += plain
     return lines
 
 
@@ -448,7 +447,8 @@ def plain_clone(tally):
     """§28: HEAD cloned into an empty temporary folder with nothing beside it and
     MAJORDOMUS_REFERENCE pointing nowhere, and `tests/run_all.py --fast` run there under
     this interpreter, its shards one at a time (it runs beside the other interpreters'
-    suites): one count, ok when it ends `N passed, 0 failed`. (lines, seconds)."""
+    suites, in one place of the pool): one count, ok when it ends `N passed, 0 failed`.
+    (lines, seconds)."""
     started = time.time()
     scratch = tempfile.mkdtemp(prefix="mj-plain-")
     try:
@@ -517,8 +517,11 @@ def main():
         % (JOBS, len(shards())))
     started = time.time()
     with ThreadPoolExecutor(max_workers=JOBS) as pool, ThreadPoolExecutor(max_workers=1) as side:
+        # --fast is the build and the unit suite alone (the README says so). The plain
+        # clone's --fast takes one of the pool's places first (one process at a time, like
+        # one more interpreter's suite), while the extras run one after another beside.
+        plain = None if fast else pool.submit(plain_clone, tally)
         jobs = run_suite(pool, found)
-        # --fast is the build and the unit suite alone (the README says so)
         beside = None if fast else side.submit(extras, tally, lambda: venv_python(tally))
         for interp in found:
             summary, output, record = merged(jobs[interp.label])
@@ -527,11 +530,13 @@ def main():
                 say("  " + line)
         for line in beside.result() if beside else ():
             say(line)
+        plain_lines, plain_seconds = plain.result() if plain else ([], None)
+        for line in plain_lines:
+            say(line)
     for note in tally.notes:
         say("note: " + note)
-    plain = getattr(tally, "plain_seconds", None)
-    say("total time %.1fs%s" % (time.time() - began, "" if plain is None else
-                                 " (the plain clone's --fast: %.1fs)" % plain))
+    say("total time %.1fs%s" % (time.time() - began, "" if plain_seconds is None else
+                                 " (the plain clone's --fast: %.1fs)" % plain_seconds))
     tail = ", %d skipped" % tally.skipped if tally.skipped else ""
     say("%d passed, %d failed%s" % (tally.passed, tally.failed, tail))
     return 0 if tally.failed == 0 else 1
