@@ -26,6 +26,9 @@ BUILTINS = {
                           "/api/v1/capabilities", ["capabilities", "list"],
                           "CapabilitiesInput", "CapabilityList",
                           {"policy": "process", "max_entries": 16}),
+    "context.brief": ("Brief me before I work on a path", "majordomus_brief", None,
+                      "/api/v1/brief", ["brief"], "BriefInput", "Brief",
+                      {"policy": "process", "max_entries": 64}),
     "context.resolve": ("What governs a path", "majordomus_context", None, "/api/v1/context",
                         ["context", "resolve"], "ContextInput", "ContextResolution",
                         {"policy": "process", "max_entries": 64}),
@@ -67,8 +70,8 @@ DECLARATIVES = [
 ]
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 18 (9 builtin, 9 declarative); mcp tools 9, mcp resources 10, "
-                "http routes 9, cli commands 6")
+SUMMARY_LINE = ("capabilities: 19 (10 builtin, 9 declarative); mcp tools 10, mcp resources 10, "
+                "http routes 10, cli commands 7")
 # kinds that carry `prompt: body` (§4.1, §17): their objects are MCP prompts too
 PROMPT_KINDS = ("prompt",)
 DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenance", "mcp",
@@ -243,7 +246,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (18, 18))
+                self.assertEqual((data["count"], data["total"]), (19, 19))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -251,10 +254,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (18, 9, 9, 9, 10, 9, 6))
+                     summary["cli_commands"]), (19, 10, 9, 10, 10, 10, 7))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"query": 9, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 18)
+                                 {"query": 10, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 19)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -622,7 +625,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (18, 18))
+                self.assertEqual((data["count"], data["total"]), (19, 19))
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ ROUTES = {
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
     "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
+    "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
 }
 # id -> {parameter name: required}
 PARAMETERS = {
@@ -116,6 +117,8 @@ PARAMETERS = {
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
+    "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
+                      "budget_lines": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -396,10 +399,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (18, 9, 9, 9, 10, 9, 6))
+                         (19, 10, 9, 10, 10, 10, 7))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"query": 9, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 18)
+                         {"query": 10, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 19)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -564,7 +567,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
     def test_capabilities(self):
         doc = self.get_ok(self.srv, "/api/v1/capabilities")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (18, 18))
+        self.assertEqual((doc["count"], doc["total"]), (19, 19))
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -576,13 +579,13 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 9)
+        self.assertEqual(doc["count"], 10)
         self.assertEqual(sorted(c["id"] for c in doc["capabilities"]), sorted(ROUTES))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,

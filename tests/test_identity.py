@@ -48,12 +48,16 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 
 # §20.2: one more builtin capability, context.resolve (a query, behaviorally verified like
 # every builtin) with an MCP tool, an HTTP route and a CLI command (`context resolve`);
-# §21: objects.search gains the CLI exposure `search`. The registry's summary counts them.
-SUMMARY_DELTA = [(("total",), 1), (("builtin",), 1), (("by_kind", "query"), 1),
-                 (("by_stability", "behaviorally_verified"), 1), (("mcp_tools",), 1),
-                 (("http_routes",), 1), (("cli_commands",), 2)]
-NEW_CAPABILITY = "context.resolve"       # §20.2
-NEW_TOOL = "majordomus_context"          # §20.2
+# §26: one more, context.brief, likewise (CLI `brief`); §21: objects.search gains the CLI
+# exposure `search`. The registry's summary counts them.
+SUMMARY_DELTA = [(("total",), 2), (("builtin",), 2), (("by_kind", "query"), 2),
+                 (("by_stability", "behaviorally_verified"), 2), (("mcp_tools",), 2),
+                 (("http_routes",), 2), (("cli_commands",), 3)]
+NEW_CAPABILITIES = ["context.brief", "context.resolve"]       # §26, §20.2
+NEW_TOOLS = ["majordomus_brief", "majordomus_context"]        # §26, §20.2
+# §26: initialize's instructions send a model to the brief, in this sentence.
+BRIEF_SENTENCE = (" Before you create or change a file, call majordomus_brief with its path "
+                  "and your intent.")
 SEARCH_QUERIES = ["scope", "Scope", "rule", "policy.YAML", "e", "hand over", "Generated rule 01",
                   "\u2014", "zzz-none"]
 
@@ -167,7 +171,8 @@ def drop(mapping, key):
 
 
 def summary_as_before(summary):
-    """§20.2, §21: the registry's summary without context.resolve and search's CLI command."""
+    """§20.2, §26, §21: the registry's summary without context.resolve, context.brief and
+    search's CLI command."""
     for path, delta in SUMMARY_DELTA:
         holder = at(summary, *path[:-1]) if path[:-1] else summary
         if not isinstance(holder.get(path[-1]), int) or holder[path[-1]] < delta:
@@ -219,11 +224,14 @@ def tool_as_before(tool, old):
 
 
 def tools_as_before(tools, old_tools):
-    """§20.2: the new tool majordomus_context (removed); the others as tool_as_before."""
-    names = [t.get("name") for t in tools]
-    if names.count(NEW_TOOL) != 1:
-        raise Excluded("the new build lists %s %d times" % (NEW_TOOL, names.count(NEW_TOOL)))
-    del tools[names.index(NEW_TOOL)]
+    """§20.2, §26: the new tools majordomus_context and majordomus_brief (removed); the
+    others as tool_as_before."""
+    for new_tool in NEW_TOOLS:
+        names = [t.get("name") for t in tools]
+        if names.count(new_tool) != 1:
+            raise Excluded("the new build lists %s %d times" % (new_tool,
+                                                                names.count(new_tool)))
+        del tools[names.index(new_tool)]
     old_by_name = {t.get("name"): t for t in old_tools}
     for tool in tools:
         if tool.get("name") in old_by_name:
@@ -245,17 +253,18 @@ def capability_as_before(descriptor, old):
 
 
 def capabilities_page_as_before(page, old, following=None):
-    """A majordomus_capabilities page: §20.2's new descriptor removed (count and total one
-    less), the summary as before, every other descriptor as before. When context.resolve
-    sat on a full page, that page ends one descriptor earlier than the old one did:
-    `following` (the new build's next descriptor, asked with the page's cursor and limit 1)
-    completes it, and its cursor is the one the old page gave."""
+    """A majordomus_capabilities page: §20.2's and §26's new descriptors removed (count and
+    total two less), the summary as before, every other descriptor as before. When they
+    sat on a full page, that page ends two descriptors earlier than the old one did:
+    `following` (the new build's next descriptors, asked with the page's cursor and limit
+    2) completes it, and its cursor is the one the old page gave."""
     summary_as_before(at(page, "summary"))
     items = at(page, "capabilities")
-    ids = [c.get("id") for c in items]
-    if NEW_CAPABILITY not in ids:
-        raise Excluded("%s is not on the new build's page" % NEW_CAPABILITY)
-    del items[ids.index(NEW_CAPABILITY)]
+    for new_capability in NEW_CAPABILITIES:
+        ids = [c.get("id") for c in items]
+        if new_capability not in ids:
+            raise Excluded("%s is not on the new build's page" % new_capability)
+        del items[ids.index(new_capability)]
     if following is not None:
         items.extend(following["capabilities"])
         if "next_cursor" in following:
@@ -263,7 +272,7 @@ def capabilities_page_as_before(page, old, following=None):
         else:
             page.pop("next_cursor", None)
     page["count"] = len(items)
-    page["total"] = at(page, "total") - 1
+    page["total"] = at(page, "total") - len(NEW_CAPABILITIES)
     old_by_id = {c.get("id"): c for c in at(old, "capabilities")}
     for descriptor in items:
         if descriptor.get("id") in old_by_id:
@@ -283,27 +292,38 @@ def structured(change):
 
 
 def instructions_as_before(text):
-    """§20.2: initialize's instructions count the capabilities and the tools; one more each."""
+    """§20.2, §26: initialize's instructions count the capabilities and the tools (two more
+    each), and send a model to the brief in one sentence (removed)."""
     found = re.findall(r"\b(\d+) capabilities \((\d+) tools, ", text)
     if len(found) != 1:
         raise Excluded("the instructions do not count capabilities and tools once: %r" % text)
+    if text.count(BRIEF_SENTENCE) != 1:
+        raise Excluded("the instructions do not name the brief once: %r" % text)
+    text = text.replace(BRIEF_SENTENCE, "", 1)
     capabilities, tools = (int(n) for n in found[0])
+    new = len(NEW_CAPABILITIES)
     return text.replace("%d capabilities (%d tools, " % (capabilities, tools),
-                        "%d capabilities (%d tools, " % (capabilities - 1, tools - 1), 1)
+                        "%d capabilities (%d tools, " % (capabilities - new, tools - new), 1)
 
 
 def inspect_text_as_before(text):
-    """§20.2: `mcp --inspect` lists the new tool and counts the new builtin capability."""
-    line = "tool        %s\n" % NEW_TOOL
-    if text.count(line) != 1:
-        raise Excluded("inspect does not list %s once" % NEW_TOOL)
-    text = text.replace(line, "", 1)
+    """§20.2, §26: `mcp --inspect` lists the new tools and counts the new builtin
+    capabilities; §26: it says when the context tree does not validate."""
+    # §26: when the context tree does not validate, a line after `state` says so
+    text = re.sub(r"(?m)^context: \d+ problem\(s\); resolve refuses, brief answers "
+                  r"degraded\n", "", text, count=1)
+    for new_tool in NEW_TOOLS:
+        line = "tool        %s\n" % new_tool
+        if text.count(line) != 1:
+            raise Excluded("inspect does not list %s once" % new_tool)
+        text = text.replace(line, "", 1)
     found = re.findall(r"^capabilities (\d+) \((\d+) builtin, ", text, re.M)
     if len(found) != 1:
         raise Excluded("inspect does not count the capabilities once")
     total, builtin = (int(n) for n in found[0])
+    new = len(NEW_CAPABILITIES)
     return text.replace("capabilities %d (%d builtin, " % (total, builtin),
-                        "capabilities %d (%d builtin, " % (total - 1, builtin - 1), 1)
+                        "capabilities %d (%d builtin, " % (total - new, builtin - new), 1)
 
 
 def inspect_json_as_before(value, old):
@@ -688,14 +708,17 @@ class IdentityTest(unittest.TestCase):
     def compare_capabilities(self, pair):
         call = ("tools/call", {"name": "majordomus_capabilities", "arguments": {}})
         (old, new), = pair.exchange([call])
-        # The default page, with context.resolve on it (§20.2): see
-        # capabilities_page_as_before; the descriptor after the new page comes from this build.
+        # The default page, with context.resolve and context.brief on it (§20.2, §26): see
+        # capabilities_page_as_before; the descriptors after the new page come from this
+        # build.
         following = None
         cursor = json.loads(new)["result"].get("structuredContent", {}).get("next_cursor")
         if cursor:
             following = json.loads(pair.exchange(None, [(
                 "tools/call", {"name": "majordomus_capabilities",
-                               "arguments": {"cursor": cursor, "limit": 1}})], only="new")[0])
+                               "arguments": {"cursor": cursor,
+                                             "limit": len(NEW_CAPABILITIES)}})],
+                only="new")[0])
             following = following["result"]["structuredContent"]
         self.check("majordomus_capabilities {}", old, new,
                    structured(lambda sc, o: capabilities_page_as_before(sc, o, following)))

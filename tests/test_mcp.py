@@ -54,6 +54,7 @@ SKELETON_KINDS = {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule":
 TOOL_ORDER = [
     ("majordomus_capability", "capabilities.describe", "Describe one capability"),
     ("majordomus_capabilities", "capabilities.list", "List capabilities"),
+    ("majordomus_brief", "context.brief", "Brief me before I work on a path"),
     ("majordomus_context", "context.resolve", "What governs a path"),
     ("majordomus_get", "objects.get", "Get one object"),
     ("majordomus_list", "objects.list", "List objects"),
@@ -408,8 +409,8 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("18 capabilities", ins)
-                self.assertIn("9 tools", ins)
+                self.assertIn("19 capabilities", ins)
+                self.assertIn("10 tools", ins)
                 self.assertIn("10 resources", ins)
                 self.assertIn("majordomus://repository", ins)
                 self.assertIn("MCP prompts", ins)
@@ -437,7 +438,7 @@ class SkeletonTests(McpTestCase):
         r = self.assertResult(s.request("resources/list", id=1), 1)
         self.assertEqual(r["resources"][0]["uri"], REPOSITORY_URI)
         r = self.assertResult(s.request("tools/list", id=2), 2)
-        self.assertEqual(len(r["tools"]), 9)
+        self.assertEqual(len(r["tools"]), 10)
         r = self.assertResult(s.request("prompts/list", id=3), 3)
         self.assertEqual([p["name"] for p in r["prompts"]], ["continue"])
 
@@ -635,7 +636,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (18, 9, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (19, 10, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -918,15 +919,15 @@ class SkeletonTests(McpTestCase):
     def test_capabilities(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_capabilities", {})
-        # §16: the default page is 20, so the skeleton's 18 fit in one answer
+        # §16: the default page is 20, so the skeleton's 19 fit in one answer
         self.assertEqual(list(sc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((sc["count"], sc["total"]), (18, 18))
+        self.assertEqual((sc["count"], sc["total"]), (19, 19))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (18, 9, 9))
+                         (19, 10, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (9, 10, 9, 6))
-        self.assertEqual(summary["by_kind"].get("query"), 9)
+                          summary["cli_commands"]), (10, 10, 10, 7))
+        self.assertEqual(summary["by_kind"].get("query"), 10)
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -934,19 +935,19 @@ class SkeletonTests(McpTestCase):
             "%s.%s" % (v[0], v[1]) for v in SKELETON_OBJECTS.values()])
         self.assertEqual(ids, expected_ids)
         q = self.tool(s, "majordomus_capabilities", {"kind": "query"})
-        self.assertEqual((q["count"], q["total"]), (9, 9))
+        self.assertEqual((q["count"], q["total"]), (10, 10))
         self.assertEqual(q["summary"], summary)
         r = self.tool(s, "majordomus_capabilities", {"kind": "resource", "exposure": "mcp"})
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
-        self.assertEqual((page["count"], page["total"]), (10, 18))
+        self.assertEqual((page["count"], page["total"]), (10, 19))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])
         rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
-        self.assertEqual((rest["count"], rest["total"]), (8, 18))
+        self.assertEqual((rest["count"], rest["total"]), (9, 19))
         self.assertNotIn("next_cursor", rest)
         self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),

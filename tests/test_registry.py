@@ -38,11 +38,11 @@ class RegistryInvariantTest(unittest.TestCase):
 
     def test_the_shipped_registry_builds(self):
         registry = mj.Registry(builtins() + [declarative()])
-        self.assertEqual(registry.summary["total"], 10)
-        self.assertEqual(registry.summary["builtin"], 9)
-        self.assertEqual(registry.summary["mcp_tools"], 9)
-        self.assertEqual(registry.summary["http_routes"], 9)
-        self.assertEqual(registry.summary["cli_commands"], 6)
+        self.assertEqual(registry.summary["total"], 11)
+        self.assertEqual(registry.summary["builtin"], 10)
+        self.assertEqual(registry.summary["mcp_tools"], 10)
+        self.assertEqual(registry.summary["http_routes"], 10)
+        self.assertEqual(registry.summary["cli_commands"], 7)
         self.assertEqual(registry.summary["mcp_resources"], 2)
 
     def test_duplicate_id(self):
