@@ -3,6 +3,7 @@ built by hand, determinism, one answer on MCP, HTTP and the CLI, the substring m
 as main at 0436a0f answered it, a rule edited under a running `mcp`, and the errors."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -318,6 +319,9 @@ class ScoringTest(unittest.TestCase):
         with open(os.path.join(support.SKELETON, ".ai/repo/profiles/implementation.yaml"),
                   encoding="utf-8") as handle:
             profile = handle.read()
+        # its description is this test's own, whatever the default layer's says
+        profile = re.sub(r"(?m)^description: .*$", "description: a feature change within a "
+                         "known design", profile, count=1)
         profile = ("# Chosen when a worker builds something whose design is settled.\n"
                    + profile.replace("effort: medium", "effort: medium  # never escalated"))
         repo = layer(self, (".ai/repo/profiles/implementation.yaml", profile))
