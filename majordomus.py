@@ -1460,8 +1460,10 @@ def find_root(start):
                         "nothing reads any more; run: majordomus migrate" % legacy)
         parent = os.path.dirname(directory)
         if parent == directory:
+            # The contract's message, then where a person who meets it first can go.
             raise Fatal(EXIT_MISSING, "no Majordomus repository found from %s: no ancestor "
-                        "directory carries .ai/manifest.yaml" % here)
+                        "directory carries .ai/manifest.yaml; see 'Start a layer' in the "
+                        "README" % here)
         directory = parent
 
 

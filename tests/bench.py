@@ -26,8 +26,8 @@ runs on loopback; every loop is bounded by a count and a deadline.
 Beside this build it measures main before the §20-§24 work, commit 0436a0f (OLD_COMMIT),
 built into the scratch directory from `git archive` with that commit's build_zipapp.py, in
 the same run and interleaved with this build's figures. Three more scratch repositories:
-shared/fixtures/real-latest/ (with an empty stand-in committed at each path its `tracks`
-name, so that its context tree validates), 10,000 rules plus 200 context documents in a
+the reference data's fixtures/real-latest/ (with an empty stand-in committed at each path
+its `tracks` name, so that its context tree validates), 10,000 rules plus 200 context documents in a
 deep tree (§20), and 20,000 rules (§23's peak RSS).
 
 Rows, by the issue they measure (each printed with its goal and "met" / "not met"):
@@ -84,16 +84,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = os.path.join(ROOT, "majordomus.py")
 PYZ = os.path.join(ROOT, "majordomus.pyz")
 BUILD = os.path.join(ROOT, "build_zipapp.py")
-SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
-    os.path.dirname(ROOT), "shared", "fixtures", "skeleton")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import support  # noqa: E402  (where the reference data is: support.REFERENCE)
+# The skeleton rows run on the reference data's skeleton where it is, else on the test
+# layer of the same shape (tests/fixtures/layer), so that a plain clone measures too.
+SKELETON = support.reference("fixtures", "skeleton")
+if not os.path.isdir(SKELETON):
+    SKELETON = support.LAYER
 PYTHON = sys.executable
 
 GEN_RULES = 10000
 RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 OLD_COMMIT = "0436a0f"   # main before the §20-§24 work, measured beside this build
 DEBIAN_PYTHON = "/usr/bin/python3"   # §23's interpreter, measured when present
-REAL_LATEST = os.environ.get("MAJORDOMUS_REAL_LATEST") or os.path.join(
-    os.path.dirname(ROOT), "shared", "fixtures", "real-latest")
+REAL_LATEST = os.environ.get("MAJORDOMUS_REAL_LATEST") or support.reference(
+    "fixtures", "real-latest")
 BIG_RULES = 20000     # the peak-RSS row of §23
 CONTEXT_DOCS = 200    # context documents of the §20 repository (beside 10,000 rules)
 REPS = 200            # requests per latency row
@@ -230,6 +235,9 @@ def git(repo, *args):
 
 def copy_skeleton(dst):
     shutil.copytree(SKELETON, dst, symlinks=True)
+    if SKELETON == support.LAYER:
+        with open(os.path.join(dst, ".gitignore"), "w") as handle:
+            handle.write(support.LAYER_GITIGNORE)
     for dirpath, dirnames, filenames in os.walk(dst):
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
@@ -2253,6 +2261,8 @@ def section_brief_quality(table):
         p = subprocess.run([PYTHON, script], cwd=ROOT, env=child_env(),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
         line = p.stdout.decode("utf-8", "replace").strip()
+        if line.startswith("brief quality: skipped"):       # no reference data here
+            raise NotAvailable(line[len("brief quality: "):])
         m = re.search(r"recall ([\d.]+) .*mean ([\d.]+) lines, mean ([\d.]+) characters", line)
         if p.returncode != 0 or not m:
             raise NotAvailable("%s: %s" % (exit_text(p.returncode), line or last_line(p.stderr)))
@@ -2376,6 +2386,8 @@ def section_search(table, big, reps, firsts):
         lines = [l for l in p.stdout.decode("utf-8", "replace").splitlines() if l.strip()]
         if p.returncode != 0 or not lines:
             raise NotAvailable("%s: %s" % (exit_text(p.returncode), last_line(p.stderr)))
+        if lines[0].startswith("search quality: skipped"):     # no reference data here
+            raise NotAvailable(lines[0][len("search quality: "):])
     except (OSError, subprocess.TimeoutExpired, NotAvailable) as e:
         table.na("search quality (tests/search_quality.py)", str(e),
                  "MRR@10 >= 0.8, recall@5 >= 0.9")
