@@ -7323,6 +7323,7 @@ UI_REFERENCES = {"depends_on": (), "supersedes": ("context",), "superseded_by": 
                  "profile": ("profile",), "profiles.default": ("profile",),
                  "milestone": ("milestone",), "serves": ()}
 UI_PLACES = ("tracks", "paths")
+_UI_FIELDS = tuple(UI_REFERENCES) + UI_PLACES
 UI_RENDERED = 256         # rendered bodies a generation's linker keeps
 _UI_NAME = (r"majordomus://[^\s<>()\[\]{}\"'`]+|ADR[ -]?([0-9]{1,6})(?![A-Za-z0-9_])"
             r"|[A-Za-z0-9][A-Za-z0-9_.@-]*")
@@ -7431,22 +7432,48 @@ class UiLinks:
         out.append(_h(text[pos:]))
         return "".join(out)
 
-    def value_html(self, field, value, nested=False):
+    def value_html(self, field, value):
         """A metadata value at key path `field` (list indices left out): a scalar as text, a
-        list or mapping as compact JSON (`nested`: inside one); a string that names an
-        object links to its page, and a path of UI_PLACES to what governs it."""
-        if isinstance(value, list):
-            return "[%s]" % ",".join(self.value_html(field, item, True) for item in value)
-        if isinstance(value, dict):
-            return "{%s}" % ",".join("%s:%s" % (_h(json_compact(key)), self.value_html(
-                "%s.%s" % (field, key), item, True)) for key, item in value.items())
-        text = render_scalar(value)
-        if nested or not isinstance(value, str):
-            text = json_compact(value)
+        list or mapping as compact JSON; a string that names an object links to its page,
+        and a path of UI_PLACES to what governs it. Walked with a stack, not recursion (a
+        tree any number of levels deep, §25); a key path is followed only as far as a
+        field of UI_REFERENCES or UI_PLACES could lie."""
+        out, pending = [], [(field, value, False)]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, str):
+                out.append(item)
+                continue
+            field, value, nested = item
+            if isinstance(value, (list, dict)):
+                pieces = ["[" if isinstance(value, list) else "{"]
+                entries = ([(None, child) for child in value] if isinstance(value, list)
+                           else value.items())
+                for number, (key, child) in enumerate(entries):
+                    if number:
+                        pieces.append(",")
+                    inner = field
+                    if key is not None:
+                        pieces.append("%s:" % _h(json_compact(key)))
+                        inner = "%s.%s" % (field, key) if field else ""
+                        if not any(f == inner or f.startswith(inner + ".")
+                                   for f in _UI_FIELDS):
+                            inner = ""
+                    pieces.append((inner, child, True))
+                pieces.append("]" if isinstance(value, list) else "}")
+                pending.extend(reversed(pieces))
+            else:
+                out.append(self._scalar_html(field, value, nested))
+        return "".join(out)
+
+    def _scalar_html(self, field, value, nested):
         if not isinstance(value, str):
-            return _h(text)
+            return _h(json_compact(value) if nested or render_scalar(value) is None
+                      else render_scalar(value))
         if nested:      # the quotes stay outside the link, escapes inside it as written
-            return '"%s"' % self.value_html(field, value) if text[1:-1] == value else _h(text)
+            text = json_compact(value)
+            return '"%s"' % self._scalar_html(field, value, False) if (
+                text[1:-1] == value) else _h(text)
         href = None
         if field in UI_PLACES and value:
             href = ui_context_href(value)
@@ -7775,7 +7802,7 @@ class UiPages:
         parts.append('<h2 id="mj-prov">Provenance</h2>' + _facts(facts, "mj-prov"))
         if obj.metadata:
             parts.append('<h2 id="mj-meta">Metadata</h2>' + _facts(
-                [(_h(key), _metadata_html(links, key, value))
+                [(_h(key), _metadata_value(value, links, key))
                  for key, value in obj.metadata.items()], "mj-meta"))
         descriptor = registry.by_uri[obj.uri]
         mcp = descriptor["exposure"]["mcp"]
@@ -8199,10 +8226,11 @@ def _facts(rows, label):
                 '<tr><th scope="row">%s</th><td>%s</td></tr>' % row for row in rows)))
 
 
-def _metadata_html(links, key, value):
-    """A metadata value: a scalar as text, nested values as compact JSON; the names of
-    other objects in it linked (UiLinks.value_html)."""
-    html = links.value_html(key, value)
+def _metadata_value(value, links=None, key=""):
+    """A metadata value: a scalar as text, nested values as compact JSON; with `links`
+    (UiLinks), the names of other objects in it at key path `key` linked."""
+    html = links.value_html(key, value) if links is not None else _h(
+        render_scalar(value) if render_scalar(value) is not None else json_compact(value))
     return html if render_scalar(value) is not None else "<code>%s</code>" % html
 
 
@@ -8225,7 +8253,7 @@ def _field_label(field):
 def _key_html(links, field, value):
     """A key fact: a status, class or priority as a badge, a name as a link, a list of
     scalars joined with commas; absent as nothing."""
-    if isinstance(value, list):
+    if isinstance(value, list):     # a list of scalars; anything nested is no key fact
         return ", ".join(_key_html(links, field, item) for item in value
                          if render_scalar(item) is not None)
     text = render_scalar(value)

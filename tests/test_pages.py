@@ -199,6 +199,16 @@ class LinkerTest(unittest.TestCase):
                          '[&quot;a\\&quot;&lt;b&gt;&quot;]')
         self.assertEqual(self.links.value_html("x", [1, True, None]), "[1,true,null]")
 
+    def test_a_value_any_number_of_levels_deep(self):
+        node = "project.base@1"
+        for n in range(100000):
+            node = {"n": node} if n % 2 else [node]
+        out = self.links.value_html("x", node)
+        self.assertTrue(out.startswith("{&quot;n&quot;:[{&quot;n&quot;:["), out[:80])
+        self.assertEqual(out.count("&quot;n&quot;:"), 50000)
+        # the id at the bottom is a name there too
+        self.assertIn('"<a class="ref" href="%s">project.base@1</a>"' % href(BASE.uri), out)
+
     def test_cited_by_reads_the_reference_fields_once(self):
         self.assertEqual(self.links.cited_by(BASE), [("depends_on", BASE2)])
         self.assertEqual(self.links.cited_by(PROFILE), [("profile", PROMPT),
