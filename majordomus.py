@@ -3870,10 +3870,10 @@ def ranked_snippet(obj, terms):
     folded = text.casefold()
     found = {}      # where a word starts -> its folded term, when that term is wanted
     for term in wanted:
-        if len(term) < 3:
-            pattern = re.escape(term) + r"(?![^\W_])"
-        else:
-            pattern = re.escape(term[:-1] if term.endswith("y") else term) + r"[^\W_]*"
+        stem = term[:-1] if term.endswith("y") and len(term) > 2 else term
+        if stem not in folded:
+            continue            # the common case, decided without a regex
+        pattern = re.escape(stem) + (r"[^\W_]*" if len(term) > 2 else r"(?![^\W_])")
         for match in re.finditer(pattern, folded):
             at = match.start()
             if at and folded[at - 1].isalnum():
