@@ -7351,25 +7351,24 @@ class UiLinks:
 
     def __init__(self, index):
         self.index, self.own = index, None
-        names, paths, versions = {}, {}, {}
+        names, paths, versions, decisions = {}, {}, {}, {}
         for obj in index.objects:
             names.setdefault(obj.identity, []).append(obj)
             paths.setdefault(obj.path, []).append(obj)
             base, at, number = obj.identity.rpartition("@")
             if at and number.isdigit() and base:
                 versions.setdefault((obj.kind, base), []).append((int(number), obj))
+            if obj.provenance.get("section") == UI_ADR_SECTION:
+                # "ADR 3": the decision whose file, in the layer's adrs section, is numbered 3
+                number = obj.path.rpartition("/")[2].partition("-")[0]
+                if number.isdigit():
+                    decisions.setdefault(int(number), obj)
         for (_, base), found in sorted(versions.items()):
             found.sort(key=lambda pair: pair[0])
             newest = found[-1][1]
             if base not in names or all(o.kind == newest.kind for o in names[base]):
                 names.setdefault(base, []).append(newest)
-        self.names, self.versions = names, versions
-        # "ADR 3": the decision whose file, in the layer's adrs section, is numbered 3
-        self.decisions = {}
-        for obj in index.objects:
-            number = obj.path.rpartition("/")[2].partition("-")[0]
-            if obj.provenance.get("section") == UI_ADR_SECTION and number.isdigit():
-                self.decisions.setdefault(int(number), obj)
+        self.names, self.versions, self.decisions = names, versions, decisions
         self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
         self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
         self._rendered = {}       # (URI, Markdown) -> its HTML, the first UI_RENDERED kept
@@ -7530,7 +7529,10 @@ def _reference_values(metadata, prefix="", fields=UI_REFERENCES):
 
 
 def ui_links(gen):
-    return gen.memo("ui.links", lambda: UiLinks(gen.index))
+    def build():
+        with _Building():       # tens of thousands of small lists, no cycle among them
+            return UiLinks(gen.index)
+    return gen.memo("ui.links", build)
 
 
 class UiPages:
