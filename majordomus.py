@@ -7324,6 +7324,7 @@ UI_REFERENCES = {"depends_on": (), "supersedes": ("context",), "superseded_by": 
                  "milestone": ("milestone",), "serves": ()}
 UI_PLACES = ("tracks", "paths")
 _UI_FIELDS = tuple(UI_REFERENCES) + UI_PLACES
+_UI_REFERENCE_KEYS = frozenset(field.partition(".")[0] for field in UI_REFERENCES)
 UI_RENDERED = 256         # rendered bodies a generation's linker keeps
 _UI_NAME = (r"majordomus://[^\s<>()\[\]{}\"'`]+|ADR[ -]?([0-9]{1,6})(?![A-Za-z0-9_])"
             r"|[A-Za-z0-9][A-Za-z0-9_.@-]*")
@@ -7351,25 +7352,41 @@ class UiLinks:
 
     def __init__(self, index):
         self.index, self.own = index, None
-        names, paths, versions, decisions = {}, {}, {}, {}
+        # identity -> its object; `twins`: the identities several objects carry (kinds
+        # apart), each with all of them. Few lists are made: a large layer's index is read
+        # here once a generation, on the first page that links.
+        names, twins, paths, newest, versions, decisions = {}, {}, {}, {}, {}, {}
         for obj in index.objects:
-            names.setdefault(obj.identity, []).append(obj)
-            paths.setdefault(obj.path, []).append(obj)
-            base, at, number = obj.identity.rpartition("@")
-            if at and number.isdigit() and base:
-                versions.setdefault((obj.kind, base), []).append((int(number), obj))
+            identity = obj.identity
+            if names.setdefault(identity, obj) is not obj:
+                twins.setdefault(identity, [names[identity]]).append(obj)
+            if paths.setdefault(obj.path, obj) is not obj:
+                paths[obj.path] = None                  # a file of several objects
+            if "@" in identity:
+                base, _, number = identity.rpartition("@")
+                if number.isdigit() and base:
+                    key, number = (obj.kind, base), int(number)
+                    seen = newest.get(key)
+                    if seen is None:
+                        newest[key] = (number, obj)
+                    else:
+                        versions.setdefault(key, [seen]).append((number, obj))
+                        if number > seen[0]:
+                            newest[key] = (number, obj)
             if obj.provenance.get("section") == UI_ADR_SECTION:
                 # "ADR 3": the decision whose file, in the layer's adrs section, is numbered 3
                 number = obj.path.rpartition("/")[2].partition("-")[0]
                 if number.isdigit():
                     decisions.setdefault(int(number), obj)
-        for (_, base), found in sorted(versions.items()):
+        for (kind, base), (_, obj) in newest.items():   # `id` alone: its highest version
+            other = names.setdefault(base, obj)
+            if other is not obj:
+                if all(o.kind == kind for o in twins.get(base, [other])):
+                    twins.setdefault(base, [other]).append(obj)
+        for found in versions.values():
             found.sort(key=lambda pair: pair[0])
-            newest = found[-1][1]
-            if base not in names or all(o.kind == newest.kind for o in names[base]):
-                names.setdefault(base, []).append(newest)
-        self.names, self.versions, self.decisions = names, versions, decisions
-        self.paths = {path: found[0] for path, found in paths.items() if len(found) == 1}
+        self.names, self.twins, self.versions, self.decisions = names, twins, versions, decisions
+        self.paths = paths
         self._cited = []          # [{uri: [(field, object)]}] once cited_by has read the index
         self._rendered = {}       # (URI, Markdown) -> its HTML, the first UI_RENDERED kept
 
@@ -7385,13 +7402,10 @@ class UiLinks:
         objects of kinds not preferred carry it)."""
         if name.startswith("majordomus://"):
             return self.index.by_uri.get(name)
-        found = self.names.get(name)
-        if found:
-            for obj in found:
-                if obj.kind in kinds:
-                    return obj
-            return found[0] if len(found) == 1 else None
-        return self.paths.get(name)
+        found = self.twins.get(name)
+        if found is None:
+            return self.names.get(name) or self.paths.get(name)
+        return next((obj for obj in found if obj.kind in kinds), None)
 
     def href(self, name, kinds=()):
         """The page of what a name in a body names (an id with a dot or an @, a path, a
@@ -7497,7 +7511,9 @@ class UiLinks:
     def versions_of(self, obj):
         """[(N, object)] of every version of a versioned object (`id@N`), oldest first."""
         base, _, number = obj.identity.rpartition("@")
-        return self.versions.get((obj.kind, base), []) if number.isdigit() else []
+        if not number.isdigit():
+            return []
+        return self.versions.get((obj.kind, base)) or [(int(number), obj)]
 
     def cited_by(self, obj):
         """[(field, object)] of the objects whose reference fields (UI_REFERENCES) name
@@ -7505,6 +7521,8 @@ class UiLinks:
         if not self._cited:
             cited = {}
             for source in self.index.objects:
+                if _UI_REFERENCE_KEYS.isdisjoint(source.metadata):
+                    continue
                 for field, value in _reference_values(source.metadata):
                     found = self.target(value, UI_REFERENCES[field])
                     if found is not None and found is not source:
