@@ -105,7 +105,10 @@ ROUTES = {
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
     "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
+    "peers.list": ("/api/v1/peers", "majordomus_peers", "PeerList"),
+    "peers.announce": ("/api/v1/peers/announce", "majordomus_announce", "Peer"),
 }
+COMMANDS = {"peers.announce"}      # §27: routed by POST, the input a JSON body
 # id -> {parameter name: required}
 PARAMETERS = {
     "repository.info": {},
@@ -118,6 +121,7 @@ PARAMETERS = {
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
+    "peers.list": {},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -398,10 +402,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (18, 9, 9, 9, 10, 9, 6))
+                         (20, 11, 9, 11, 11, 11, 7))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"query": 9, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 18)
+                         {"command": 1, "query": 10, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 20)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -566,7 +570,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
     def test_capabilities(self):
         doc = self.get_ok(self.srv, "/api/v1/capabilities")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (18, 18))
+        self.assertEqual((doc["count"], doc["total"]), (20, 20))
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -574,19 +578,20 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertIn("document.README.md", ids)
         http = {c["id"]: c["exposure"]["http"] for c in doc["capabilities"]
                 if "http" in c.get("exposure", {})}
-        self.assertEqual(http, {i: {"method": "GET", "path": p}
+        self.assertEqual(http, {i: {"method": "POST" if i in COMMANDS else "GET", "path": p}
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 9)
-        self.assertEqual(sorted(c["id"] for c in doc["capabilities"]), sorted(ROUTES))
+        self.assertEqual(doc["count"], 10)
+        self.assertEqual(sorted(c["id"] for c in doc["capabilities"]),
+                         sorted(set(ROUTES) - COMMANDS))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "prompts.get"])
+                          "objects.get", "objects.search", "peers.list", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
-        self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
+        self.assertEqual([c["id"] for c in doc["capabilities"]], sorted(COMMANDS))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,
                                 "invalid_input")
         self.assertIn("kind", msg)
@@ -690,11 +695,18 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                               "trace"):
                     operations.append((method, path, op.get("operationId")))
         self.assertEqual(sorted(operations),
-                         sorted(("get", p, i) for i, (p, _, _) in ROUTES.items()))
+                         sorted(("post" if i in COMMANDS else "get", p, i)
+                                for i, (p, _, _) in ROUTES.items()))
         caps = self.get_ok(self.srv, "/api/v1/capabilities")
         by_id = {c["id"]: c for c in caps["capabilities"]}
         for cid, (path, _, _) in ROUTES.items():
             with self.subTest(capability=cid):
+                if cid in COMMANDS:     # a command's input is its JSON body (§27)
+                    op = doc["paths"][path]["post"]
+                    self.assertNotIn("parameters", op)
+                    body = op["requestBody"]["content"]["application/json"]["schema"]
+                    self.assertEqual(body, by_id[cid]["input"]["schema"])
+                    continue
                 op = doc["paths"][path]["get"]
                 params = [deref(p, doc) for p in op.get("parameters", [])]
                 self.assertEqual({p["name"]: bool(p.get("required", False)) for p in params},

@@ -47,12 +47,22 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 
 # §20.2: one more builtin capability, context.resolve (a query, behaviorally verified like
 # every builtin) with an MCP tool, an HTTP route and a CLI command (`context resolve`);
-# §21: objects.search gains the CLI exposure `search`. The registry's summary counts them.
-SUMMARY_DELTA = [(("total",), 1), (("builtin",), 1), (("by_kind", "query"), 1),
-                 (("by_stability", "behaviorally_verified"), 1), (("mcp_tools",), 1),
-                 (("http_routes",), 1), (("cli_commands",), 2)]
-NEW_CAPABILITY = "context.resolve"       # §20.2
-NEW_TOOL = "majordomus_context"          # §20.2
+# §21: objects.search gains the CLI exposure `search`; §27: peers.list (a query with an MCP
+# tool, the resource majordomus://peers, an HTTP route and the CLI command `peers`) and
+# peers.announce (the first command: an MCP tool and a POST route). The registry's summary
+# counts them.
+SUMMARY_DELTA = [(("total",), 3), (("builtin",), 3), (("by_kind", "query"), 2),
+                 (("by_kind", "command"), 1),
+                 (("by_stability", "behaviorally_verified"), 3), (("mcp_tools",), 3),
+                 (("mcp_resources",), 1), (("http_routes",), 3), (("cli_commands",), 3)]
+NEW_CAPABILITIES = ["context.resolve", "peers.announce", "peers.list"]   # §20.2, §27
+NEW_TOOLS = ["majordomus_context", "majordomus_announce", "majordomus_peers"]   # §20.2, §27
+NEW_RESOURCES = ["majordomus://peers"]   # §27
+# §27: the instructions make room for the peers present (600 characters in all); the
+# objects' parenthetical went for it.
+OLD_SCHEME = "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, " \
+    "documents);"
+NEW_SCHEME = "majordomus://<kind>/<identity>;"
 SEARCH_QUERIES = ["scope", "Scope", "rule", "policy.YAML", "e", "hand over", "Generated rule 01",
                   "\u2014", "zzz-none"]
 
@@ -166,12 +176,15 @@ def drop(mapping, key):
 
 
 def summary_as_before(summary):
-    """§20.2, §21: the registry's summary without context.resolve and search's CLI command."""
+    """§20.2, §21, §27: the registry's summary without the new capabilities and exposures
+    (a kind none has any more, `command`, leaves by_kind)."""
     for path, delta in SUMMARY_DELTA:
         holder = at(summary, *path[:-1]) if path[:-1] else summary
         if not isinstance(holder.get(path[-1]), int) or holder[path[-1]] < delta:
             raise Excluded("summary %s is not at least %d: %r" % (path, delta, summary))
         holder[path[-1]] -= delta
+        if path[0] == "by_kind" and not holder[path[-1]]:
+            del holder[path[-1]]
 
 
 def report_as_before(report):
@@ -218,11 +231,12 @@ def tool_as_before(tool, old):
 
 
 def tools_as_before(tools, old_tools):
-    """§20.2: the new tool majordomus_context (removed); the others as tool_as_before."""
-    names = [t.get("name") for t in tools]
-    if names.count(NEW_TOOL) != 1:
-        raise Excluded("the new build lists %s %d times" % (NEW_TOOL, names.count(NEW_TOOL)))
-    del tools[names.index(NEW_TOOL)]
+    """§20.2, §27: the new tools (removed); the others as tool_as_before."""
+    for new in NEW_TOOLS:
+        names = [t.get("name") for t in tools]
+        if names.count(new) != 1:
+            raise Excluded("the new build lists %s %d times" % (new, names.count(new)))
+        del tools[names.index(new)]
     old_by_name = {t.get("name"): t for t in old_tools}
     for tool in tools:
         if tool.get("name") in old_by_name:
@@ -243,18 +257,20 @@ def capability_as_before(descriptor, old):
         report_schema_as_before(at(descriptor, "output", "schema", "properties", "answer"))
 
 
-def capabilities_page_as_before(page, old, following=None):
-    """A majordomus_capabilities page: §20.2's new descriptor removed (count and total one
-    less), the summary as before, every other descriptor as before. When context.resolve
-    sat on a full page, that page ends one descriptor earlier than the old one did:
-    `following` (the new build's next descriptor, asked with the page's cursor and limit 1)
-    completes it, and its cursor is the one the old page gave."""
+def capabilities_page_as_before(page, old, following=None, total_new=None):
+    """A majordomus_capabilities page: the new descriptors of §20.2 and §27 it holds removed
+    (count less them, total less the `total_new` of them the whole filtered list holds:
+    by default as many as this page holds), the summary as before, every other descriptor
+    as before. A full page that held k of them ends k descriptors earlier than the old one
+    did: `following` (the new build's next descriptors, asked with the page's cursor and
+    limit k) completes it, and its cursor is the one the old page gave."""
     summary_as_before(at(page, "summary"))
     items = at(page, "capabilities")
     ids = [c.get("id") for c in items]
-    if NEW_CAPABILITY not in ids:
-        raise Excluded("%s is not on the new build's page" % NEW_CAPABILITY)
-    del items[ids.index(NEW_CAPABILITY)]
+    held = [i for i in ids if i in NEW_CAPABILITIES]
+    if not held:
+        raise Excluded("none of %s is on the new build's page" % ", ".join(NEW_CAPABILITIES))
+    items[:] = [c for c in items if c.get("id") not in NEW_CAPABILITIES]
     if following is not None:
         items.extend(following["capabilities"])
         if "next_cursor" in following:
@@ -262,7 +278,7 @@ def capabilities_page_as_before(page, old, following=None):
         else:
             page.pop("next_cursor", None)
     page["count"] = len(items)
-    page["total"] = at(page, "total") - 1
+    page["total"] = at(page, "total") - (len(held) if total_new is None else total_new)
     old_by_id = {c.get("id"): c for c in at(old, "capabilities")}
     for descriptor in items:
         if descriptor.get("id") in old_by_id:
@@ -282,31 +298,47 @@ def structured(change):
 
 
 def instructions_as_before(text):
-    """§20.2: initialize's instructions count the capabilities and the tools; one more each."""
-    found = re.findall(r"\b(\d+) capabilities \((\d+) tools, ", text)
-    if len(found) != 1:
-        raise Excluded("the instructions do not count capabilities and tools once: %r" % text)
-    capabilities, tools = (int(n) for n in found[0])
-    return text.replace("%d capabilities (%d tools, " % (capabilities, tools),
-                        "%d capabilities (%d tools, " % (capabilities - 1, tools - 1), 1)
+    """§20.2, §27: initialize's instructions count the capabilities, the tools and the
+    resources (three, three and one more), and (§27) say the URI scheme more briefly."""
+    found = re.findall(r"\b(\d+) capabilities \((\d+) tools, (\d+) resources\)", text)
+    if len(found) != 1 or text.count(NEW_SCHEME) != 1:
+        raise Excluded("the instructions do not count capabilities and tools once, or do "
+                       "not name the scheme once: %r" % text)
+    capabilities, tools, resources = (int(n) for n in found[0])
+    return text.replace("%d capabilities (%d tools, %d resources)" % (
+        capabilities, tools, resources), "%d capabilities (%d tools, %d resources)" % (
+        capabilities - 3, tools - 3, resources - 1), 1).replace(NEW_SCHEME, OLD_SCHEME, 1)
 
 
 def inspect_text_as_before(text):
-    """§20.2: `mcp --inspect` lists the new tool and counts the new builtin capability."""
-    line = "tool        %s\n" % NEW_TOOL
-    if text.count(line) != 1:
-        raise Excluded("inspect does not list %s once" % NEW_TOOL)
-    text = text.replace(line, "", 1)
+    """§20.2, §27: `mcp --inspect` lists the new tools and resource, and counts the new
+    builtin capabilities."""
+    for line in ["tool        %s\n" % t for t in NEW_TOOLS] + [
+            "resource    %s\n" % u for u in NEW_RESOURCES]:
+        if text.count(line) != 1:
+            raise Excluded("inspect does not list %r once" % line)
+        text = text.replace(line, "", 1)
     found = re.findall(r"^capabilities (\d+) \((\d+) builtin, ", text, re.M)
     if len(found) != 1:
         raise Excluded("inspect does not count the capabilities once")
     total, builtin = (int(n) for n in found[0])
+    new = len(NEW_CAPABILITIES)
     return text.replace("capabilities %d (%d builtin, " % (total, builtin),
-                        "capabilities %d (%d builtin, " % (total - 1, builtin - 1), 1)
+                        "capabilities %d (%d builtin, " % (total - new, builtin - new), 1)
+
+
+def resources_as_before(resources):
+    """§27: resources/list (and inspect's resources) list majordomus://peers (removed)."""
+    for uri in NEW_RESOURCES:
+        uris = [r.get("uri") for r in resources]
+        if uris.count(uri) != 1:
+            raise Excluded("the new build lists %s %d times" % (uri, uris.count(uri)))
+        del resources[uris.index(uri)]
 
 
 def inspect_json_as_before(value, old):
     report_as_before(at(value, "repository"))                               # §20.3, §20.2
+    resources_as_before(at(value, "resources"))                             # §27
     tools_as_before(at(value, "tools"), at(old, "tools"))                    # §20.2, §20.3, §21
 
 
@@ -370,7 +402,9 @@ class Pair(object):
         self.case = case
         self.old = support.McpSession(repo, via="baseline")
         case.addCleanup(self.old.kill)
-        self.new = support.McpSession(repo)
+        # --standalone (§27): today's behaviour, no lease and no port; test_shared proves
+        # that an owner and a bridge answer as a standalone server does.
+        self.new = support.McpSession(repo, args=["--standalone"])
         case.addCleanup(self.new.kill)
         self.next_id = 1
 
@@ -553,14 +587,15 @@ class IdentityTest(unittest.TestCase):
                  ("tools/call", {"name": "majordomus_repository", "arguments": {}})]
         answers = pair.exchange(lists)
         changes = [
-            # §20.2: the instructions count the new capability and its tool
+            # §20.2, §27: the instructions count the new capabilities and tools
             lambda frame, old: at(frame, "result").update(
                 instructions=instructions_as_before(at(frame, "result", "instructions"))),
             structured(lambda sc, old: perf_masked(sc)),
             None,
             lambda frame, old: tools_as_before(at(frame, "result", "tools"),
                                                at(old, "result", "tools")),
-            None, None, None,
+            lambda frame, old: resources_as_before(at(frame, "result", "resources")),   # §27
+            None, None,
             structured(lambda sc, old: report_as_before(sc)),
         ]
         # the old build's perf answer masked like the new one's (written again by the
@@ -686,17 +721,20 @@ class IdentityTest(unittest.TestCase):
     def compare_capabilities(self, pair):
         call = ("tools/call", {"name": "majordomus_capabilities", "arguments": {}})
         (old, new), = pair.exchange([call])
-        # The default page, with context.resolve on it (§20.2): see
-        # capabilities_page_as_before; the descriptor after the new page comes from this build.
+        # The default page, with new capabilities on it (§20.2, §27): see
+        # capabilities_page_as_before; the descriptors after the new page come from this build.
         following = None
-        cursor = json.loads(new)["result"].get("structuredContent", {}).get("next_cursor")
-        if cursor:
+        page = json.loads(new)["result"].get("structuredContent", {})
+        cursor = page.get("next_cursor")
+        held = len([c for c in page.get("capabilities", ()) if c.get("id") in NEW_CAPABILITIES])
+        if cursor and held:
             following = json.loads(pair.exchange(None, [(
                 "tools/call", {"name": "majordomus_capabilities",
-                               "arguments": {"cursor": cursor, "limit": 1}})], only="new")[0])
+                               "arguments": {"cursor": cursor, "limit": held}})],
+                only="new")[0])
             following = following["result"]["structuredContent"]
-        self.check("majordomus_capabilities {}", old, new,
-                   structured(lambda sc, o: capabilities_page_as_before(sc, o, following)))
+        self.check("majordomus_capabilities {}", old, new, structured(
+            lambda sc, o: capabilities_page_as_before(sc, o, following, len(NEW_CAPABILITIES))))
         # Every page of the declarative capabilities (no builtin among them: the pages and
         # cursors as before, the summary aside, §20.2), and the builtins' one page.
         self.compare_walk(pair, "majordomus_capabilities", {"kind": "resource", "limit": PAGE},

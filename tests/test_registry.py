@@ -38,12 +38,14 @@ class RegistryInvariantTest(unittest.TestCase):
 
     def test_the_shipped_registry_builds(self):
         registry = mj.Registry(builtins() + [declarative()])
-        self.assertEqual(registry.summary["total"], 10)
-        self.assertEqual(registry.summary["builtin"], 9)
-        self.assertEqual(registry.summary["mcp_tools"], 9)
-        self.assertEqual(registry.summary["http_routes"], 9)
-        self.assertEqual(registry.summary["cli_commands"], 6)
-        self.assertEqual(registry.summary["mcp_resources"], 2)
+        self.assertEqual(registry.summary["total"], 12)
+        self.assertEqual(registry.summary["builtin"], 11)
+        self.assertEqual(registry.summary["mcp_tools"], 11)
+        self.assertEqual(registry.summary["http_routes"], 11)
+        self.assertEqual(registry.summary["cli_commands"], 7)
+        self.assertEqual(registry.summary["mcp_resources"], 3)
+        self.assertEqual(registry.summary["by_kind"], {"command": 1, "query": 10,
+                                                       "resource": 1})
 
     def test_duplicate_id(self):
         errors = self.refused(builtins() + [declarative(), declarative("majordomus://rule/b")])
