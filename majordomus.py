@@ -5185,7 +5185,8 @@ def _read_changed(old, new, uri):
 #   not a symlink) and the root's lease in it, `<first 16 hex of sha256(real root)>.json`:
 #     absent             -> create it (O_CREAT|O_EXCL, 0600) and lock it: OWNER;
 #     present, unlocked  -> its owner is dead (the kernel drops a dead process's lock, even
-#                           after kill -9): lock it, empty it: OWNER (a stale lease replaced);
+#                           after kill -9): stale: lock it, remove it, elect again (so every
+#                           owner's lease is a file of its own, never a reused one);
 #     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
 #     locked, its pid dead -> a takeover is under way: wait;
 #     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
@@ -5210,8 +5211,10 @@ def _read_changed(old, new, uri):
 #   stdio behaviour, carried as the lines they are: the bridge parses none of the owner's
 #   frames. (Streamable HTTP differs from stdio in each of those; translating them would be
 #   a second dispatch.) After each line it has handled, the owner writes one line of its
-#   own, `+` (answered) or `-` (not), in the same write as the answer: so the bridge knows
-#   which of its client's lines are done, and counts its answers.
+#   own, `+` (answered) or `-` (not), in the same write as the answer and the notifications
+#   the line's handling wrote; a notification of another thread closes with `=`. The bridge
+#   delivers a group when its mark comes: so it knows which of its client's lines are done
+#   (and counts its answers), and an owner that dies mid-write leaves nothing half told.
 # - Takeover. A bridge keeps what a new server needs to be the same server to its client:
 #   the last legacy initialize, notifications/initialized, the resource subscriptions, the
 #   open subscriptions/listen, the last announce (Kept); and the lines sent but not done.
@@ -5466,9 +5469,10 @@ def open_lease_folder():
         return None, why
     try:
         make_private_folder(path)
+    except FileExistsError:
+        pass                      # (what is there is checked below, never followed)
     except OSError as exc:
-        if not os.path.isdir(path) or os.path.islink(path):
-            return None, "the lease directory %s cannot be made: %s" % (path, _os_reason(exc))
+        return None, "the lease directory %s cannot be made: %s" % (path, _os_reason(exc))
     handle = None
     try:
         if FOLDER_OPEN is not None:
@@ -5550,6 +5554,9 @@ def read_lease(handle):
     return value
 
 
+_AGAIN = ("again", None)      # an election's look that must be taken again at once
+
+
 class Elector:
     """Who serves this root (§27): elect() -> ("owner", Lease) or ("bridge", the lease's
     fields); a Refusal when this process must serve standalone."""
@@ -5563,6 +5570,8 @@ class Elector:
         deadline = time.monotonic() + wait
         while True:
             outcome = self._try()
+            if outcome is _AGAIN:
+                continue
             if outcome is not None:
                 return outcome
             if time.monotonic() > deadline:
@@ -5575,6 +5584,7 @@ class Elector:
         created = True
         try:
             handle = self.folder.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+            # (created: empty, and locked below before anything is written)
         except FileExistsError:
             created = False
             try:
@@ -5596,11 +5606,16 @@ class Elector:
             if lock_lease(handle):
                 if not _still_there(self.folder, self.name, handle):
                     return None                  # unlinked under us: look again
-                stale = None if created else read_lease(handle)
-                if stale is not None or not created:
+                if not created:
+                    # No process holds it: stale. Its file goes (this process holds its
+                    # lock, so no other can own it meanwhile) and a new one is created: an
+                    # owner's lease is always a file of its own, so that a process judging
+                    # the old one stale can never remove the new owner's.
+                    stale = read_lease(handle)
                     log(INFO, "replacing a stale lease", lease=self.where,
                         pid=stale["pid"] if stale else "-")
-                os.ftruncate(handle, 0)
+                    self.folder.unlink(self.name, handle)
+                    return _AGAIN
                 lease, handle = Lease(self.folder, self.name, handle, self.root), None
                 return "owner", lease
             fields = read_lease(handle)
@@ -5988,25 +6003,39 @@ class Access:
 
 
 class BridgeWriter:
-    """Frames on a bridge's connection, one writer at a time; after each of its lines is
-    handled, `done` writes the answer (if any) and the mark in one write."""
+    """Frames on a bridge's connection, one writer at a time, each group closed by a mark
+    in the same write: what one of the bridge's lines produced (the notifications its
+    handling wrote, then its answer) by `+` (answered) or `-` (not), a notification of
+    another thread's by `=`. The bridge delivers a group only once its mark has come, so
+    an owner that dies mid-write leaves nothing half told."""
 
     def __init__(self, sock):
         import _thread
         self.sock, self.lock = sock, _thread.allocate_lock()
+        self.holder, self.held, self.ident = None, [], _thread.get_ident
 
     def __call__(self, frame):
-        self._send(frame + b"\n")
+        with self.lock:
+            if self.holder == self.ident():
+                self.held.append(frame + b"\n")
+                return
+            self._send(frame + b"\n=\n")
+
+    def handling(self):
+        """The calling thread handles one of the bridge's lines: hold what it writes."""
+        with self.lock:
+            self.holder = self.ident()
 
     def done(self, data):
-        self._send(data + b"\n+\n" if data is not None else b"-\n")
+        with self.lock:
+            held, self.held, self.holder = self.held, [], None
+            self._send(b"".join(held) + (data + b"\n+\n" if data is not None else b"-\n"))
 
     def _send(self, data):
-        with self.lock:
-            try:
-                self.sock.sendall(data)
-            except OSError:
-                raise _ClientGone()
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            raise _ClientGone()
 
 
 def serve_bridge(sock, rest, live, replay):
@@ -6019,6 +6048,7 @@ def serve_bridge(sock, rest, live, replay):
     handled = 0
     try:
         for line in read_lines(reader.readline):
+            writer.handling()
             writer.done(answer_guarded(live, session, line))
             handled += 1
             if handled >= replay:
@@ -6175,28 +6205,34 @@ class StdioLoop:
     # -- a bridge's reader, and the takeover --------------------------------------------
 
     def _pump(self, remote):
-        """The owner's lines to this client, until the owner's connection ends."""
+        """The owner's lines to this client, until the owner's connection ends: each group
+        delivered when its mark comes (a group without one, cut by the owner's death, is
+        dropped, and its line is sent again to the next server)."""
+        group = []
         while True:
             line = remote.reader.readline()
             if not line.endswith(b"\n"):
                 break
-            if line == b"+\n" or line == b"-\n":
+            if line not in (b"+\n", b"-\n", b"=\n"):
+                group.append(line[:-1])
+                continue
+            if line != b"=\n":
                 with self.lock:
                     if self.skip:
                         self.skip -= 1
+                        group = []        # what a replayed line produced
                     elif self.pending:
                         self.pending.popleft()
                         self.answered += line == b"+\n"
-                continue
-            if self.skip:
-                continue                  # what a replayed line produced
             try:
-                self.writer(line[:-1])
+                for frame in group:
+                    self.writer(frame)
             except _ClientGone:
                 log(INFO, "client closed the output; stopping", answered=self.answered)
                 _silence_stdout()
                 remote.close()
                 os._exit(EXIT_OK)         # stdin may stay open: nothing else would end us
+            group = []
         with self.lock:
             if self.remote is not remote or (self.ending and not self.pending):
                 return                    # closed by this process, at its end
