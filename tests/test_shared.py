@@ -8,7 +8,6 @@ the owner that lingers for its bridges, two repositories, the refusals, --standa
 edits through bridges in both protocol eras, the §12 proof around a shared session, and
 answers byte for byte alike from a standalone server, an owner and a bridge.
 """
-import errno
 import hashlib
 import json
 import os
