@@ -5190,7 +5190,9 @@ def _read_changed(old, new, uri):
 #     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
 #     locked, its pid dead -> a takeover is under way: wait;
 #     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
-#                           this root within 1 s (asked beside the bridge's own connection);
+#                           this root within 1 s (asked beside the bridge's own connection;
+#                           an owner that has switched that connection is alive, and its
+#                           report, a git status, may take up to 10 s on a large work tree);
 #                           else stale: unlinked (when it is still that file), elect again;
 #     a symlink, not the user's, not private, another root, version or options ->
 #                           STANDALONE, the reason said at info.
@@ -5228,6 +5230,7 @@ def _read_changed(old, new, uri):
 LEASE_PROTOCOL = "majordomus-stdio"      # the Upgrade a bridge asks of /mcp
 PEERS_URI = "majordomus://peers"
 PROBE_SECONDS = 1.0       # a live owner answers GET /api/v1/repository within this
+PROBE_GRACE = 10.0        # ... or, once it has switched a bridge's connection, this
 START_WAIT = 30.0         # seconds a process waits for an owner that is starting
 KICK_SECONDS = 0.05       # the owner binds once its first answer is out, or after this
 CLIENT_NAME_BOUND = 100   # characters of a client's name kept
@@ -5522,6 +5525,8 @@ class Lease:
         """The lease's JSON, in one write over an emptied file (a reader of a partial one
         waits and reads again)."""
         self.url = url
+        if self.handle is None:
+            return                  # released already: the owner is ending
         data = json_pretty({"root": self.root, "url": url, "pid": os.getpid(),
                             "token": self.token, "version": VERSION,
                             "started": utc_stamp()}).encode("utf-8") + b"\n"
@@ -5626,15 +5631,15 @@ class Elector:
             if fields["version"] != VERSION:
                 raise Refusal("the shared server (pid %d) is majordomus %s, not %s"
                               % (fields["pid"], fields["version"], VERSION))
-            fields["inode"] = os.fstat(handle)
             return "bridge", fields
         finally:
             if handle is not None:
                 os.close(handle)
 
     def stale(self, fields):
-        """The owner named by `fields` does not answer: remove its lease (if it is still
-        that file) so that the next election replaces it."""
+        """The owner named by `fields` does not answer: remove its lease so that the next
+        election replaces it, if the file there still names it (its token: a file's inode
+        number is no identity once the file is gone, and the next lease may reuse it)."""
         log(INFO, "the shared server does not answer; replacing its lease", pid=fields["pid"],
             lease=self.where)
         try:
@@ -5642,8 +5647,9 @@ class Elector:
         except OSError:
             return
         try:
-            if same_file(os.fstat(handle), fields["inode"]):
-                self.folder.unlink(self.name, handle)
+            now = read_lease(handle)
+            if now is not None and now["token"] == fields["token"]:
+                self.folder.unlink(self.name, handle)      # (it checks the open file)
         finally:
             os.close(handle)
 
@@ -5765,16 +5771,17 @@ def _error_message(body):
         return "HTTP error"
 
 
-def probe(fields, root):
-    """§27: does the lease's owner answer GET /api/v1/repository for this root within
-    PROBE_SECONDS?"""
+def probe(fields, root, timeout=PROBE_SECONDS):
+    """§27: the root the lease's owner names in its answer to GET /api/v1/repository, or
+    None when it does not answer (within `timeout` for each step) with a report."""
     try:
         status, _, body = http_exchange(
             fields["url"], "GET /api/v1/repository HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-            "Connection: close" % fields["token"])
-        return status == 200 and json_loads(body.decode("utf-8"))["repository"]["root"] == root
-    except Exception:  # no answer, or not the report of this root
-        return False
+            "Connection: close" % fields["token"], timeout=timeout)
+        return json_loads(body.decode("utf-8"))["repository"]["root"] if status == 200 \
+            else None
+    except Exception:  # no answer, or no report
+        return None
 
 
 class LineReader:
@@ -5826,16 +5833,18 @@ class Remote:
 
 
 def switch_to_owner(fields, root, options, replay):
-    """Connect to the owner's /mcp and switch to the stdio framing (asking the owner, beside
-    it, for its repository report: the probe of §27); a Remote. Refusal when this process
-    must serve standalone; StaleOwner when the owner does not answer."""
+    """Connect to the owner's /mcp and switch to the stdio framing, asking the owner beside
+    it for its repository report (the probe of §27); a Remote. StaleOwner when the owner
+    answers neither within PROBE_SECONDS; Refusal when this process must serve standalone
+    (refused, or the owner serves another root). An owner that switched the connection is
+    alive: its report may take longer (git status on a large work tree), PROBE_GRACE."""
     import _thread
     answered = []
     done = _thread.allocate_lock()
     done.acquire()
 
     def ask():
-        answered.append(probe(fields, root))
+        answered.append(probe(fields, root, PROBE_GRACE))
         done.release()
     _thread.start_new_thread(ask, ())
     try:
@@ -5845,14 +5854,16 @@ def switch_to_owner(fields, root, options, replay):
                 MCP_PATH, fields["token"], LEASE_PROTOCOL, options, replay), switch=True)
     except OSError:
         status = None
-    done.acquire(True, PROBE_SECONDS + 0.5)
-    if status == 101 and answered == [True]:
+    done.acquire(True, PROBE_GRACE if status == 101 else PROBE_SECONDS)
+    if status == 101 and answered == [root]:
         return Remote(body[0], body[1], fields)
     if status == 101:
         body[0].close()
     if status in (401, 409):
         raise Refusal("the shared server (pid %d) refused this process: %s"
                       % (fields["pid"], _error_message(body)))
+    if answered and answered[0] not in (None, root):
+        raise Refusal("the server the lease names serves %s" % answered[0])
     raise StaleOwner()
 
 
@@ -5929,12 +5940,15 @@ class Kept:
 
 class Sharing:
     """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
-    first answer is out (or KICK_SECONDS passed), serves there, and writes the lease."""
+    first answer is out (or KICK_SECONDS passed), writes the lease and serves until
+    `stop()`. (The thread ends then: where it was the first to import threading, the
+    interpreter takes it for its main thread and waits for it at exit.)"""
 
     def __init__(self, elector, lease):
         import _thread
         self.elector, self.lease = elector, lease
-        self.server = None
+        self.server, self.stopping = None, False
+        self.lock = _thread.allocate_lock()
         self._kick = _thread.allocate_lock()
         self._kick.acquire()
 
@@ -5951,29 +5965,36 @@ class Sharing:
     def _serve(self, live):
         self._kick.acquire(True, KICK_SECONDS)
         try:
-            server, mcp = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
-                                      self.elector.options)
-            host, port = server.server_address[:2]
-            self.lease.write("http://%s:%d" % (host, port))
-            self.server = server
+            server, _ = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
+                                    self.elector.options)
         except Exception as exc:  # the session goes on unshared; others take the lease
             log(WARN, "the shared server cannot start; serving this client alone",
                 reason="%s: %s" % (type(exc).__name__, exc))
-            self.lease.release()
+            self.stop()
             return
-        log(INFO, "sharing this repository's server", url=self.lease.url,
-            lease=self.elector.where)
-        try:
-            server.serve_forever(poll_interval=None)   # the process's end stops it
-        except Exception:  # the listening socket closed under it: the owner is ending
-            pass
+        with self.lock:
+            if not self.stopping:
+                host, port = server.server_address[:2]
+                self.lease.write("http://%s:%d" % (host, port))
+                self.server = server
+        if self.server is not None:
+            log(INFO, "sharing this repository's server", url=self.lease.url,
+                lease=self.elector.where)
+            server.timeout = None
+            while not self.stopping:
+                server.handle_request()
+        server.server_close()
 
     def stop(self):
-        """The owner ends: no new connection, the lease gone."""
-        self.lease.release()
-        if self.server is not None:
+        """The owner ends: the lease gone, the server's thread woken to end."""
+        with self.lock:
+            self.stopping = True
+            server = self.server
+            self.lease.release()
+        if server is not None:
+            import socket
             try:
-                self.server.socket.close()
+                socket.create_connection(server.server_address[:2], 1.0).close()
             except OSError:
                 pass
 
@@ -5992,7 +6013,10 @@ class Access:
             return None if self.public else "this server serves its repository's sessions " \
                 "only: present the lease's token (Authorization: Bearer)"
         scheme, _, given = authorization.strip().partition(" ")
-        from _operator import _compare_digest
+        try:
+            from _operator import _compare_digest     # hmac's, without hashlib's start-up
+        except ImportError:
+            from hmac import compare_digest as _compare_digest
         if scheme.lower() != "bearer" or not _compare_digest(given.strip().encode("utf-8"),
                                                              self.token.encode("utf-8")):
             return "the token is not this server's"
