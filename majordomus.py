@@ -6167,7 +6167,7 @@ class StdioLoop:
         reader = sys.stdin.buffer
         try:
             for line in read_lines(reader.readline, stdin=True):
-                if self.kept is not None:
+                if self.remote is not None:   # (a bridge keeps what a takeover replays)
                     self.kept.note(line)
                 with self.lock:
                     remote = self.remote
@@ -6240,14 +6240,10 @@ class StdioLoop:
             if line not in (b"+\n", b"-\n", b"=\n"):
                 group.append(line[:-1])
                 continue
-            if line != b"=\n":
-                with self.lock:
-                    if self.skip:
-                        self.skip -= 1
-                        group = []        # what a replayed line produced
-                    elif self.pending:
-                        self.pending.popleft()
-                        self.answered += line == b"+\n"
+            if line != b"=\n" and self.skip:
+                self.skip -= 1            # (only this thread counts it down)
+                group = []                # what a replayed line produced
+                continue
             try:
                 for frame in group:
                     self.writer(frame)
@@ -6257,6 +6253,11 @@ class StdioLoop:
                 remote.close()
                 os._exit(EXIT_OK)         # stdin may stay open: nothing else would end us
             group = []
+            if line != b"=\n":
+                with self.lock:           # done once told: the end of input waits for it
+                    if self.pending:
+                        self.pending.popleft()
+                        self.answered += line == b"+\n"
         with self.lock:
             if self.remote is not remote or (self.ending and not self.pending):
                 return                    # closed by this process, at its end
