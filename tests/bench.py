@@ -2476,12 +2476,12 @@ def shared_bridge(repo, python=PYTHON):
     return bridge
 
 
-def section_shared(table, skel, real, big, runs, reps):
+def section_shared(table, skel, real, big, huge, runs, reps):
     """SPEC §27: a read through a bridge beside a standalone server's; spawn -> initialize
     of a bridge, and of an owner, beside a standalone server's; the RSS of three clients
     beside one standalone (real-latest, whose index is small beside an interpreter, and
-    10,000 rules, whose index is what sharing saves); kill -9 of the owner -> the bridge's
-    next answer."""
+    10,000 and 20,000 rules, whose index is what sharing saves); kill -9 of the owner -> the
+    bridge's next answer."""
     table.section("shared server (SPEC §27): owner, bridges, takeover")
     progress("shared: reads through a bridge")
     read = {"uri": RULE_URI}
@@ -2571,7 +2571,8 @@ def section_shared(table, skel, real, big, runs, reps):
 
     progress("shared: memory of three clients")
     pythons = [PYTHON] + ([DEBIAN_PYTHON] if os.path.exists(DEBIAN_PYTHON) else [])
-    layers = [(repo, label)] + ([(big, "10,000 rules")] if big else [])
+    layers = [(repo, label)] + ([(big, "10,000 rules")] if big else []) + (
+        [(huge, "%d rules" % BIG_RULES)] if huge else [])
     for python, (where, what) in [(p, l) for l in layers for p in pythons]:
         tag = "" if python == PYTHON else " [%s]" % python
         sessions = []
@@ -2826,7 +2827,8 @@ def main(argv=None):
             copy_skeleton(skel)
             init_commit(skel, "skeleton")
             big = make_rules_repo(tmp, GEN_RULES)
-            ctx = huge = None
+            huge = make_rules_repo(tmp, BIG_RULES)
+            ctx = None
         else:
             skel, big = make_repos(tmp)
         real = make_real_latest(tmp)
@@ -2857,7 +2859,7 @@ def main(argv=None):
             for name in ("majordomus.pyz mcp --inspect", "MCP over pipes", "HTTP serve"):
                 table.na(name, reason)
         elif args.only == "shared":
-            section_shared(table, skel, real, big, runs, reps)
+            section_shared(table, skel, real, big, huge, runs, reps)
         else:
             section_spawn(table, skel, big, real, runs, old_pyz, old_reason,
                           build_floor(tmp), build_bare(tmp))
@@ -2878,7 +2880,7 @@ def main(argv=None):
             section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
             section_http(table, skel, "skeleton", reps, per_client, True)
             section_http(table, big, "10,000 rules", reps, per_client, False)
-            section_shared(table, skel, real, big, runs, reps)
+            section_shared(table, skel, real, big, huge, runs, reps)
             # last: these sections edit and stage files in the scratch repositories
             section_live(table, skel, "skeleton", reps, False, args.quick)
             section_live(table, big, "10,000 rules", reps, True, args.quick, old_pyz,
