@@ -15,7 +15,7 @@ section after the first):
   4. root, manifest, sources        a generation             17. HTTP connections, /mcp
   5. discovery, git             10. resolution               18. CLI projections
   6. the index                  11. the live layer           19. entry point
-                                12. the shared server (§27)
+  8b. the brief (§26)            12. the shared server (§27)
                                 13. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
@@ -2743,7 +2743,7 @@ class ContextTree:
         # A new tracked file can mend a `tracks`, a new folder a `paths` entry: a live
         # process then rebuilds on a changed listing alone (§15.2).
         self.follows_listing = any(d.tracks or d.paths for d in self._checked)
-        self._listed, self._ordered, self._vcs = listed, None, decl.discovery == "vcs"
+        self._listed, self._ordered, self.vcs = listed, None, decl.discovery == "vcs"
         self.tracked = {}
         self._sha = {}
         self.cross_problems = self._cross_check()
@@ -2756,7 +2756,7 @@ class ContextTree:
             if self._ordered is None:
                 self._ordered = sorted(self._listed)   # git lists them sorted: linear
             files = self.tracked[spec] = pathspec_files(self.root, spec, self._ordered,
-                                                        self._vcs)
+                                                        self.vcs)
         return files
 
     def _cross_check(self):
@@ -2884,8 +2884,10 @@ def _wildmatch(pattern):
     return re.compile("(?s)" + _glob_segment(pattern, pathname=False) + r"\Z").match
 
 
-def context_target(root, given):
-    """§20.2 step 1, as the shell tool has it: (the normalised path, its directory)."""
+def context_target(root, given, absent=False):
+    """§20.2 step 1, as the shell tool has it: (the normalised path, its directory). With
+    `absent` (the brief, §26), a path that does not exist is a file that would be created
+    there, judged by the nearest folder above it that exists: (path, directory, exists)."""
     if not given:
         raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
     path = given
@@ -2898,32 +2900,60 @@ def context_target(root, given):
         if path is None:
             raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
     full = native_path(root, path) if path != "." else root
-    if not os.path.exists(full):
+    exists = os.path.exists(full)
+    if not exists and not absent:
         raise NotFound("no such path in the repository: %s" % path)
-    folder = os.path.isdir(full)
-    real, top = os.path.realpath(full if folder else os.path.dirname(full)), os.path.realpath(root)
+    folder = exists and os.path.isdir(full)
+    where = full if folder else os.path.dirname(full)
+    while not exists and not os.path.isdir(where) and len(where) > len(root):
+        where = os.path.dirname(where)
+    real, top = os.path.realpath(where), os.path.realpath(root)
     if real != top and not real.startswith(os.path.join(top, "")):
         raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
-    return path, path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+    directory = path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+    return (path, directory, exists) if absent else (path, directory)
+
+
+def context_filters(tree, arguments):
+    """(provider, audience) of a ContextInput (or BriefInput): an unknown provider is
+    invalid input."""
+    provider, audience = arguments.get("provider") or None, arguments.get("audience") or None
+    if provider is not None and " %s " % provider not in " %s " % " ".join(tree.providers):
+        raise InvalidInput("unknown-provider '%s'; the policy projects: %s"
+                           % (provider, " ".join(tree.providers)))
+    return provider, audience
 
 
 def resolve_context(gen, arguments):
     """§20.2: the ContextResolution of a path."""
     tree = gen.index.context
-    provider, audience = arguments.get("provider") or None, arguments.get("audience") or None
-    if provider is not None and " %s " % provider not in " %s " % " ".join(tree.providers):
-        raise InvalidInput("unknown-provider '%s'; the policy projects: %s"
-                           % (provider, " ".join(tree.providers)))
+    provider, audience = context_filters(tree, arguments)
     if tree.problems:
         raise Refused("the context tree does not validate (%d problem(s)); nothing is "
                       "resolved partially" % len(tree.problems),
                       data={"problems": [d.as_dict() for d in tree.problems]},
                       detail=["%s %s: %s" % (d.code, d.path, d.message) for d in tree.problems])
     target, directory = context_target(gen.root, arguments["path"])
+    chain, excluded = context_chain(tree, target, directory, provider, audience)
+    return {
+        "schema": CONTEXT_SCHEMA, "target": target, "directory": directory,
+        "provider": provider, "audience": audience,
+        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
+        "documents": [_chain_entry(tree, number, doc, reason)
+                      for number, (doc, reason) in enumerate(chain, 1)],
+        "excluded": [{"id": doc.id, "uri": doc.obj.uri, "path": doc.path, "reason": reason}
+                     for doc, reason in excluded]}
+
+
+def context_chain(tree, target, directory, provider, audience, unlisted=False):
+    """§20.2 steps 3-6 over the tree's documents: ([(document, why it applies)] in chain
+    order, [(document, why it is left out)] in the shell tool's order). `unlisted`: the
+    target is a file that does not exist yet (the brief, §26), which a `tracks` pathspec
+    that would list it once it is tracked governs too."""
     candidates, excluded = [], []
     inside = path_contains(LAYER_TREE, directory)
     for doc in tree.docs:
-        reason, depth = _applies(tree, doc, target, directory, inside)
+        reason, depth = _applies(tree, doc, target, directory, inside, unlisted)
         if reason is None:
             continue
         left_out = _filtered(doc, provider, audience)
@@ -2943,17 +2973,17 @@ def resolve_context(gen, arguments):
                 excluded.append((other, "superseded by %s (%s)" % (doc.id, doc.path)))
                 superseded.add(id(other))
     chain = [(doc, reason) for _, _, _, doc, reason in candidates if id(doc) not in superseded]
-    return {
-        "schema": CONTEXT_SCHEMA, "target": target, "directory": directory,
-        "provider": provider, "audience": audience,
-        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
-        "documents": [_chain_entry(tree, number, doc, reason)
-                      for number, (doc, reason) in enumerate(chain, 1)],
-        "excluded": [{"id": doc.id, "uri": doc.obj.uri, "path": doc.path, "reason": reason}
-                     for doc, reason in excluded]}
+    return chain, excluded
 
 
-def _applies(tree, doc, target, directory, inside):
+def context_problems_line(tree):
+    """What `mcp --inspect` and the overview page say when the context tree does not
+    validate (§26)."""
+    return ("context: %d problem(s); resolve refuses, brief answers degraded"
+            % len(tree.problems))
+
+
+def _applies(tree, doc, target, directory, inside, unlisted=False):
     """§20.2 step 3: (why the document is a candidate for the target, its depth), or None."""
     if inside:
         if doc.scope == "directory" and doc.dir == directory:
@@ -2971,7 +3001,8 @@ def _applies(tree, doc, target, directory, inside):
     if doc.dir == LAYER_TREE and doc.scope == "subtree":
         return "the tree root; the target is outside %s/" % LAYER_TREE, doc.depth
     for spec in doc.tracks:
-        if any(path_contains(target, f) or path_contains(f, target) for f in tree.files_of(spec)):
+        if any(path_contains(target, f) or path_contains(f, target) for f in tree.files_of(spec)
+               ) or (unlisted and pathspec_files(tree.root, spec, [target], tree.vcs)):
             return "tracks %s" % spec, doc.depth
     return None, None
 
@@ -3040,9 +3071,21 @@ def _pad(text, width):
 
 # Three weighted fields: identity, title and tags (the object's name for itself); the
 # description; the content without its front matter. Lengths are counted in characters.
-SEARCH_WEIGHTS = (3.0, 1.5, 1.0)
-BM25_K1, BM25_B = 1.2, 0.75
+# An object's name and summary say what it is about; a long body names many things in
+# passing (§26: agents ask in sentences, whose words a long document carries anyway).
+SEARCH_WEIGHTS = (3.0, 1.5, 0.4)
+BM25_K1, BM25_B = 3.0, 0.75
 PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
+PAIR_BONUS = 3.0          # per two neighbouring words of the query that stand together
+PAIR_SCAN = 40            # the best hits looked at for such neighbours
+STOP_WEIGHT = 0.2         # what a function word of the query weighs (a sentence's "how do I")
+# The English function words of a question: they count for the score, lightly.
+STOPWORDS = frozenset("""a about all also am an and any are as at be been being but by can
+could did do does for from had has have he her here his how i if in into is it its just may
+me might must my no not of on one or our out over own same shall she should so some such
+than that the their them then there these they this to too up very was we were what when
+where which who whom why will with would you your""".split())
+_STOPPED = []             # the stop words folded (fold_term), made on first use
 PHRASE_SCAN_OVER = 256    # more hits than this: the text is scanned for the phrase first
 POSTINGS_KEPT = 512       # terms whose postings a generation keeps (least recently used go)
 FIND_MOST = 2000          # a term found more often is a common one (str.find is per hit)
@@ -3535,6 +3578,8 @@ def ranked_hits(gen, query, kind):
         return []
     with index.lock:
         scores = _scores(index, terms, words)
+    if words > 1:
+        _pair_bonus(index, query, scores)
     # The bonus for the whole query verbatim, in the title or in one content line (the
     # query is one line); only where its terms stand in that order in the index's text.
     phrase = query.casefold().strip() if words > 1 else None
@@ -3560,8 +3605,9 @@ def ranked_hits(gen, query, kind):
 
 def _scores(index, terms, words):
     """{object position: BM25F score} of the hits of a query's terms (`words`: how many
-    are the query's own, the rest compounds)."""
+    are the query's own, the rest compounds); a function word weighs STOP_WEIGHT."""
     half = len(index.objects) / 2
+    stopped = _stopped()
     weights = index.postings(terms)
     # A term most objects carry makes no hit on its own, unless every term of the query is
     # of that kind; a compound only adds to the hits (one that nothing carries is no term).
@@ -3575,15 +3621,44 @@ def _scores(index, terms, words):
     for w in rare or weights:
         carriers.update(w)
     scores = dict.fromkeys(carriers, 0.0)
-    for w in index.weights_at(weights, scores):   # in term order, as a sum would add them
+    for term, w in zip(terms, index.weights_at(weights, scores)):   # in term order
+        factor = STOP_WEIGHT if term in stopped else 1.0
         if len(w) <= len(scores):
             for position, weight in w.items():
                 if position in scores:
-                    scores[position] += weight
+                    scores[position] += weight * factor
         else:
             for position in scores:
-                scores[position] += w.get(position, 0.0)
+                scores[position] += w.get(position, 0.0) * factor
     return scores
+
+
+def _stopped():
+    if not _STOPPED:
+        _STOPPED.append(frozenset(fold_term(word) for word in STOPWORDS))
+    return _STOPPED[0]
+
+
+def _pair_bonus(index, query, scores):
+    """PAIR_BONUS for each two neighbouring words of the query (function words left out)
+    that stand together in an object's text, inflected or not ("checkpoint interval",
+    "regression tests"), in the PAIR_SCAN best hits."""
+    import re
+    stopped = _stopped()
+    words = [fold_term(w) for w in re.findall(_WORD, query.casefold())]
+    words = [w for w in words if w not in stopped]
+    pairs = list(dict.fromkeys(zip(words, words[1:])))
+    if not pairs:
+        return
+    patterns = [re.compile(" %s[^ ]* +%s" % (re.escape(_prefix(a)), re.escape(_prefix(b))))
+                for a, b in pairs]
+    import heapq
+    best = heapq.nsmallest(PAIR_SCAN, scores, key=lambda p: (-scores[p], index.objects[p].uri))
+    begins, ends = index._bounds()
+    for position in best:
+        found = sum(1 for pattern in patterns
+                    if pattern.search(index.text, begins[position], ends[position]))
+        scores[position] += PAIR_BONUS * found
 
 
 def ranked_snippet(obj, terms):
@@ -3595,6 +3670,349 @@ def ranked_snippet(obj, terms):
         if carried > most:
             best, most = line, carried
     return best.strip()[:SNIPPET_LIMIT] if best is not None else None
+
+
+# ---------------------------------------------------------------------------------------
+# 8b. The brief (§26): what an agent needs before it works on a path, in one answer and
+#     in any state of the layer: the chain of §20.2 with the documents' text, the rules in
+#     force, the default profile and what the intent relates to, within a line budget.
+#     brief() decides what goes in (the JSON); brief_text() renders the JSON as the
+#     Markdown a model reads, and the line budget is counted on that text.
+# ---------------------------------------------------------------------------------------
+
+BRIEF_SCHEMA = "brief/v1"
+BRIEF_LINES = (20, 300, 5000)   # the least, default and most a budget may be
+BRIEF_RELATED = 5               # hits of the intent's search a brief names at most
+BRIEF_PROBLEMS = 10             # problems the text names at most (the JSON has them all)
+BRIEF_STATEMENT = 280           # characters of a rule's statement its line shows
+BRIEF_BUDGET = "budget"         # the reason of what did not fit
+
+
+def brief(gen, arguments):
+    """§26: the Brief of a path (the handler of context.brief)."""
+    tree = gen.index.context
+    provider, audience = context_filters(tree, arguments)
+    default_budget, profile = _brief_policy(gen)
+    budget = arguments.get("budget_lines", default_budget)
+    target, directory, exists = context_target(gen.root, arguments["path"], absent=True)
+    chain, excluded = context_chain(tree, target, directory, provider, audience,
+                                    unlisted=not exists)
+    forced = rules_in_force(gen)
+    named = _named_by(gen, [doc for doc, _ in chain], forced)
+    intent = " ".join((arguments.get("intent") or "").split())
+    related = _related(gen, intent, chain, excluded, profile) if intent else []
+    docs = [dict(_chain_entry(tree, number, doc, reason), body=_body_lines(doc.obj))
+            for number, (doc, reason) in enumerate(chain, 1)]
+    value = {
+        "schema": BRIEF_SCHEMA, "target": target, "directory": directory, "exists": exists,
+        "degraded": bool(tree.problems),
+        "problems": [{"code": d.code, "path": d.path, "message": d.message}
+                     for d in tree.problems],
+        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
+        "budget_lines": budget, "used_lines": 0, "documents": [], "rules": [],
+        "profile": profile, "related": [], "left_out": [
+            {"uri": doc.obj.uri, "reason": reason} for doc, reason in excluded]}
+    _fit(value, docs, forced, named, related)
+    value["used_lines"] = brief_text(value).count("\n")
+    return value
+
+
+def _brief_policy(gen):
+    """(the default budget: the policy's context.builder_budget_lines within the bounds,
+    else 300; the default profile {uri, title} the policy's profiles.default names, or
+    None), once per generation."""
+    def build():
+        result = gen.index.results.get(gen.decl.manifest.sections.get("policy"))
+        policy = result.objects[0] if result is not None and result.objects else None
+        meta = policy.metadata if policy is not None and policy.uri in gen.index.by_uri else {}
+        least, default, most = BRIEF_LINES
+        context, profiles = meta.get("context"), meta.get("profiles")
+        lines = context.get("builder_budget_lines") if isinstance(context, dict) else None
+        if type(lines) is int:
+            default = min(max(lines, least), most)
+        name = render_scalar(profiles.get("default")) if isinstance(profiles, dict) else None
+        found = gen.index.by_uri.get("majordomus://profile/%s" % name) if name else None
+        profile = None if found is None else {"uri": found.uri,
+                                              "title": found.title or found.identity}
+        return default, profile
+    return gen.memo("brief.policy", build)
+
+
+def rules_in_force(gen):
+    """§26: the index's rules in force, once per generation: objects of kind rule whose
+    status is active or absent, the highest version of each id, blocking first, then by
+    id; each {uri, id, version, title, class, statement} (statement: else description)."""
+    def build():
+        best = {}
+        for obj in gen.index.objects:
+            if obj.kind != "rule":
+                continue
+            meta = obj.metadata
+            if render_scalar(meta.get("status")) not in (None, "", "active"):
+                continue
+            rule_id = render_scalar(meta.get("id")) or obj.identity
+            version = meta.get("version")
+            rank = (1, version, "") if type(version) is int else (
+                0, 0, render_scalar(version) or "")
+            held = best.get(rule_id)
+            if held is None or rank > held[0]:
+                best[rule_id] = (rank, obj)
+        out = []
+        for rule_id, (_, obj) in best.items():
+            meta = obj.metadata
+            version = meta.get("version")
+            out.append({
+                "uri": obj.uri, "id": rule_id,
+                "version": version if type(version) is int else render_scalar(version),
+                "title": obj.title or obj.identity,
+                "class": render_scalar(meta.get("class")),
+                "statement": render_scalar(meta.get("statement")) or obj.description})
+        out.sort(key=lambda r: (r["class"] != "blocking", r["id"]))
+        return out
+    return gen.memo("brief.rules", build)
+
+
+def _named_by(gen, docs, rules):
+    """{rule id: [the ids of the chain documents whose body names it]}: a dotted
+    identifier, or any identifier written with @N, is a name (found once per document and
+    generation)."""
+    if not docs or not rules:
+        return {}
+    ids = gen.memo("brief.rule_ids", lambda: frozenset(r["id"] for r in rules))
+    names = gen.memo("brief.names", dict)
+    out = {}
+    for doc in docs:
+        found = names.get(doc.path)
+        if found is None:
+            import re
+            body = doc.obj.body or ""
+            found = names[doc.path] = frozenset(re.findall(
+                r"(?<![\w.@/-])([A-Za-z0-9_][\w-]*(?:\.[\w-]+)+|[A-Za-z0-9_][\w.-]*(?=@\d))",
+                body)) & ids
+        for rule_id in sorted(found):
+            out.setdefault(rule_id, []).append(doc.id)
+    return out
+
+
+def _body_lines(obj):
+    """A document's body (Markdown without front matter) as lines, without the blank lines
+    that open and close it."""
+    lines = [line[:-1] if line.endswith("\r") else line
+             for line in (obj.body if obj.body is not None else obj.content).split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    return lines[start:]
+
+
+def _related(gen, intent, chain, excluded, profile):
+    """§26 `related`: the best ranked hits (§21) of the intent that the brief does not
+    already hold: neither a document of the chain or left out of it, nor a rule (the rules
+    in force are listed; the others are not in force), nor the default profile."""
+    held = {doc.obj.uri for doc, _ in chain} | {doc.obj.uri for doc, _ in excluded}
+    if profile is not None:
+        held.add(profile["uri"])
+    terms = set(query_terms(intent)[0])
+    out = []
+    for _, obj in ranked_hits(gen, intent, None):
+        if obj.kind == "rule" or obj.uri in held:
+            continue
+        snippet = ranked_snippet(obj, terms)
+        out.append({"uri": obj.uri, "kind": obj.kind, "title": obj.title or obj.identity,
+                    "snippet": snippet if snippet is not None else (obj.description or "")})
+        if len(out) == BRIEF_RELATED:
+            break
+    return out
+
+
+def _fit(value, docs, rules, named, related):
+    """Fill the brief within its budget, in this order of priority: the header; the rules
+    the chain names; each document's heading; the related hits; the blocking rules; the
+    documents' bodies, most specific first (a body cut at a line boundary, with a pointer
+    to the rest); the other rules. What does not fit at all goes to left_out. The text
+    keeps §26's order (header, rules, documents, related, left out); the line counts here
+    are brief_text's. `rules`: the rules in force (blocking first, then by id); `named`:
+    {rule id: the chain documents that name it}. Made for 10,000 rules: a rule costs one
+    line, so once one does not fit none after it does, and the rest is sliced off."""
+    budget = value["budget_lines"]
+    marked = [n for n, rule in enumerate(rules) if rule["id"] in named] if named else []
+    skip = frozenset(marked)
+    blocking = next((n for n, rule in enumerate(rules) if rule["class"] != "blocking"),
+                    len(rules))
+    specific = docs[::-1]
+    for reserve in ((3 if value["left_out"] else 0), 3):
+        state = _Room(budget - len(_brief_head(value)) - reserve)
+        shown = [n for n in marked if state.take(1, "rules")]
+        heads = {id(doc): 0 for doc in specific
+                 if state.take(3 + (1 if doc["body"] else 0), "documents")}
+        shown_related = [hit for hit in related if state.take(1, "related")]
+        cut = _run(rules, 0, blocking, skip, state, shown)
+        _fill_bodies(specific, heads, state)
+        rest = _run(rules, blocking, len(rules), skip, state, shown)
+        listed = set(shown)
+        dropped_rules = [rules[n] for n in marked if n not in listed]
+        for begin, end in ((cut, blocking), (rest, len(rules))):
+            dropped_rules += rules[begin:end] if not any(begin <= n < end for n in marked) else [
+                rules[n] for n in range(begin, end) if n not in skip]
+        if reserve or not (dropped_rules or len(heads) < len(docs)
+                           or len(shown_related) < len(related)):
+            break
+    value["documents"] = [dict(doc, body=_cut(doc, heads[id(doc)])) for doc in docs
+                          if id(doc) in heads]
+    value["rules"] = [dict(rules[n], named_by=named.get(rules[n]["id"], []))
+                      for n in sorted(shown)]
+    value["related"] = shown_related
+    left_out = value["left_out"]
+    left_out += [{"uri": rule["uri"], "reason": BRIEF_BUDGET} for rule in dropped_rules]
+    left_out += [{"uri": doc["uri"], "reason": BRIEF_BUDGET} for doc in specific
+                 if id(doc) not in heads]
+    left_out += [{"uri": hit["uri"], "reason": BRIEF_BUDGET}
+                 for hit in related[len(shown_related):]]
+
+
+class _Room:
+    """The lines a brief has left, and the sections already opened (a section's first
+    item costs its heading and the blank line before it too)."""
+
+    __slots__ = ("lines", "opened")
+
+    def __init__(self, lines):
+        self.lines, self.opened = lines, set()
+
+    def take(self, lines, section=None):
+        """Take `lines` (and the section's two when it opens here), if they fit."""
+        cost = lines + (2 if section is not None and section not in self.opened else 0)
+        if cost > self.lines:
+            return False
+        self.lines -= cost
+        if section is not None:
+            self.opened.add(section)
+        return True
+
+
+def _run(rules, begin, end, skip, room, shown):
+    """List the rules begin..end that `skip` does not hold while a line is left; where the
+    listing stopped."""
+    n = begin
+    while n < end:
+        if n not in skip:
+            if not room.take(1, "rules"):
+                break
+            shown.append(n)
+        n += 1
+    return n
+
+
+def _fill_bodies(specific, heads, room):
+    """The documents' bodies, most specific first, within the room left (each document's
+    heading and pointer already counted): whole, or cut."""
+    for doc in specific:
+        lines = len(doc["body"])
+        if id(doc) not in heads or not lines:
+            continue
+        if lines - 1 <= room.lines:
+            room.lines -= lines - 1
+            heads[id(doc)] = lines
+        else:
+            heads[id(doc)] = room.lines
+            room.lines = 0
+
+
+def _cut(doc, shown):
+    """A document's body of `shown` lines (all: whole), else cut with the pointer."""
+    lines = doc["body"]
+    if shown >= len(lines):
+        return "\n".join(lines)
+    return "\n".join(lines[:shown] + ["\u2026 (%d more lines: majordomus_get %s)"
+                                      % (len(lines) - shown, doc["uri"])])
+
+
+def _one_line(text, most=None):
+    """A value on one line of the text (any line break or run of spaces one space)."""
+    text = " ".join(str(text).split())
+    return text if most is None or len(text) <= most else text[:most - 1] + "\u2026"
+
+
+def _brief_head(value):
+    """The header's lines: the target, what is there, the fingerprint, the budget and the
+    profile; then, when the tree does not validate, the problems (as many as the budget
+    affords, and how many more)."""
+    target, directory = _one_line(value["target"]), _one_line(value["directory"])
+    if not value["exists"]:
+        where = ("A new file: nothing exists at this path yet; it would be created in `%s`."
+                 % directory)
+    elif target == directory:
+        where = "A directory of the repository." if target != "." else "The repository's root."
+    else:
+        where = "An existing file in `%s`." % directory
+    profile = value["profile"]
+    lines = ["# Brief: `%s`" % target, where,
+             "Fingerprint `%s` \u00b7 %d of %d lines \u00b7 default profile %s" % (
+            value["fingerprint"], value["used_lines"], value["budget_lines"],
+            "[%s](%s)" % (_one_line(profile["title"]), profile["uri"]) if profile else "none")]
+    problems = value["problems"]
+    if problems:
+        shown = min(len(problems), BRIEF_PROBLEMS, (value["budget_lines"] - 10) // 2)
+        lines.append("**Degraded**: the context tree does not validate (%d problem(s)); "
+                     "`context resolve` refuses, this brief answers with the documents the "
+                     "index holds." % len(problems))
+        lines += ["- `%s` %s: %s" % (p["code"], _one_line(p["path"] or "-"),
+                                     _one_line(p["message"])) for p in problems[:shown]]
+        if shown < len(problems):
+            lines.append("- \u2026 %d more problem(s): majordomus://repository lists every "
+                         "diagnostic" % (len(problems) - shown))
+    return lines
+
+
+def brief_text(value):
+    """The Brief as the Markdown a model reads (§26), every line of it counted by the
+    budget: the header, the rules in force (those the chain names first, then blocking,
+    then the rest), the documents' bodies from the most specific to the least, the related
+    hits, and what was left out (as many lines as the budget leaves, then how many more)."""
+    lines = _brief_head(value)
+    rules = value["rules"]
+    if rules:
+        lines += ["", "## Rules in force (%d)" % len(rules)]
+        named = [r for r in rules if r["named_by"]]
+        lines += [_rule_line(r) for r in named + [
+            r for r in rules if not r["named_by"] and r["class"] == "blocking"] + [
+            r for r in rules if not r["named_by"] and r["class"] != "blocking"]]
+    if value["documents"]:
+        lines += ["", "## Documents that govern it, most specific first"]
+        for doc in value["documents"][::-1]:
+            lines += ["", "### %s (`%s`)" % (_one_line(doc["title"]), _one_line(doc["path"])),
+                      "%s \u00b7 applies: %s" % (doc["uri"], _one_line(doc["reason"]))]
+            if doc["body"]:
+                lines += doc["body"].split("\n")
+    if value["related"]:
+        lines += ["", "## Related to the intent"]
+        lines += ["- [%s](%s) (%s): %s" % (_one_line(hit["title"]), _one_line(hit["uri"]),
+                                          _one_line(hit["kind"]),
+                                          _one_line(hit["snippet"], BRIEF_STATEMENT))
+                  for hit in value["related"]]
+    left_out = value["left_out"]
+    if left_out:
+        lines += ["", "## Left out"]
+        room = value["budget_lines"] - len(lines)
+        shown = left_out if len(left_out) <= room else left_out[:max(room - 1, 0)]
+        lines += ["- %s: %s" % (_one_line(e["uri"]), _one_line(e["reason"])) for e in shown]
+        if len(shown) < len(left_out):
+            lines.append("- \u2026 %d more (each is in left_out; read any with majordomus_get)"
+                         % (len(left_out) - len(shown)))
+    return "\n".join(lines) + "\n"
+
+
+def _rule_line(rule):
+    kind = rule["class"]
+    tag = "**blocking** " if kind == "blocking" else ("%s " % _one_line(kind) if kind else "")
+    line = "- %s[%s](%s)" % (tag, _one_line(rule["title"]), _one_line(rule["uri"]))
+    if rule["statement"]:
+        line += ": " + _one_line(rule["statement"], BRIEF_STATEMENT)
+    if rule["named_by"]:
+        line += " (named by %s)" % _one_line(", ".join(rule["named_by"]))
+    return line
 
 
 # ---------------------------------------------------------------------------------------
@@ -3732,17 +4150,13 @@ _CONTEXT_DOC = _object_schema(
      "title", "providers", "audience", "supersedes", "tracks", "paths", "sha256", "reason"))
 _CONTEXT_LEFT_OUT = _object_schema({"id": _STR, "uri": _STR, "path": _STR, "reason": _STR},
                                    ("id", "uri", "path", "reason"))
-_STAMP = dict(_STR, description="a UTC time, ISO 8601 (2026-07-30T09:41:00Z)")
 _PEER = _object_schema(
-    {"id": dict(_STR, description="this server's name for the session (p1, p2, ...)"),
-     "client": dict(_STR, description="the client's name, as its initialize (clientInfo) gave it"),
+    {"id": _STR, "client": dict(_STR, description="the name its client gave"),
      "transport": {"type": "string", "enum": ["stdio", "bridge", "http"]},
-     "since": _STAMP,
-     "intent": dict(_STR, description="what it announced it is about to do"),
-     "scope": dict(_STRINGS, description="the repository-relative paths it announced it will "
-                   "change"),
-     "announced": _STAMP,
-     "overlaps": dict(_STRINGS, description="the peers whose announced scope overlaps this one's")},
+     "since": dict(_STR, description="UTC, ISO 8601"), "intent": _STR,
+     "scope": dict(_STRINGS, description="the paths it announced it will change"),
+     "announced": _STR,
+     "overlaps": dict(_STRINGS, description="the peers whose scope overlaps this one's")},
     ("id", "client", "transport", "since", "scope", "overlaps"))
 
 
@@ -3811,6 +4225,44 @@ TYPES = {
                                 "caller": dict(_STR, description="the id of the session asking"),
                                 "peers": {"type": "array", "items": _PEER}},
                                ("count", "peers")),
+    "BriefInput": _object_schema({
+        "path": dict(_STR, description="a repository-relative path: a file, a directory ('.' "
+                     "is the root), or a file you are about to create"),
+        "intent": dict(_STR, description="what you are about to do there, in plain words: it "
+                       "finds the related objects"),
+        "provider": dict(_STR, description="only the documents for this provider (a name the "
+                         "policy's projections declare)"),
+        "audience": {"type": "string", "enum": list(_AUDIENCES),
+                     "description": "only the documents addressed to this audience"},
+        "budget_lines": {"type": "integer", "minimum": BRIEF_LINES[0],
+                         "maximum": BRIEF_LINES[2],
+                         "description": "the most lines of the brief's text (default: the "
+                                        "policy's context.builder_budget_lines, else 300)"}},
+        ("path",), closed=True),
+    "Brief": _object_schema({
+        "schema": _STR, "target": _STR, "directory": _STR, "exists": _BOOL,
+        "degraded": _BOOL,
+        "problems": {"type": "array", "items": _object_schema(
+            {"code": _STR, "path": _STR_OR_NULL, "message": _STR}, ("code", "path", "message"))},
+        "fingerprint": _STR, "budget_lines": _INT, "used_lines": _INT,
+        "documents": {"type": "array", "items": _object_schema(
+            dict(_CONTEXT_DOC["properties"], body=_STR),
+            _CONTEXT_DOC["required"] + ["body"])},
+        "rules": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "id": _STR, "version": {"anyOf": [_INT, _STR, {"type": "null"}]},
+             "title": _STR, "class": _STR_OR_NULL, "statement": _STR_OR_NULL,
+             "named_by": _STRINGS},
+            ("uri", "id", "version", "title", "class", "statement", "named_by"))},
+        "profile": {"anyOf": [_object_schema({"uri": _STR, "title": _STR}, ("uri", "title")),
+                              {"type": "null"}]},
+        "related": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "kind": _STR, "title": _STR, "snippet": _STR},
+            ("uri", "kind", "title", "snippet"))},
+        "left_out": {"type": "array", "items": _object_schema(
+            {"uri": _STR, "reason": _STR}, ("uri", "reason"))}},
+        ("schema", "target", "directory", "exists", "degraded", "problems", "fingerprint",
+         "budget_lines", "used_lines", "documents", "rules", "profile", "related",
+         "left_out")),
     "RepositoryReport": _REPORT,
     "ObjectList": _object_schema({"count": _INT, "total": _INT,
                                   "objects": {"type": "array", "items": _SUMMARY},
@@ -3894,20 +4346,26 @@ BUILTINS = (
      "ContextInput", "ContextResolution", "majordomus_context", None, "/api/v1/context",
      ["context", "resolve"], 64),
     ("peers.list", "Who else works here",
-     "Returns the sessions sharing this repository's server (each MCP client on this "
-     "checkout: the server's own, the bridges, the clients connected by URL), each with its "
-     "client's name, transport and since when, what it announced it is about to change, and "
-     "which of the others' announced paths overlap its own.",
+     "Returns the sessions sharing this repository's server (every MCP client on this "
+     "checkout), each with its client's name, transport, since when, what it announced it "
+     "will change, and whose announced paths overlap its own.",
      "Empty", "PeerList", "majordomus_peers", ("majordomus://peers", "peers"),
      "/api/v1/peers", ["peers"], 0),
     ("peers.announce", "Announce what you will change",
      "Call this before you change files, to tell the other sessions on this repository what "
      "you are about to do (intent, in plain words) and the repository-relative paths you "
-     "expect to change (scope). Returns your own entry with the peers whose announced paths "
-     "overlap yours; each of them is told. Changes only this server's memory, never the "
-     "repository.",
+     "expect to change (scope). Returns your entry with the peers whose paths overlap "
+     "yours; each of them is told. Changes this server's memory only, never a file.",
      "AnnounceInput", "Peer", "majordomus_announce", None, "/api/v1/peers/announce", None, 0,
      "command"),
+    ("context.brief", "Brief me before I work on a path",
+     "Call this before you create or change a file: give its path (a file that does not "
+     "exist yet too) and your intent in plain words. Returns, as Markdown within a line "
+     "budget, what governs that place: the text of the context documents, most specific "
+     "first; the rules in force (blocking first); the default profile; the objects related "
+     "to your intent; and what was left out, and why. It answers even while the layer has "
+     "problems, and lists them.",
+     "BriefInput", "Brief", "majordomus_brief", None, "/api/v1/brief", ["brief"], 64),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
      "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
@@ -4644,8 +5102,8 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
-            "context.resolve": resolve_context, "peers.list": handle_peers,
-            "peers.announce": handle_announce}
+            "context.resolve": resolve_context, "context.brief": brief,
+            "peers.list": handle_peers, "peers.announce": handle_announce}
 # The handlers that are told who asks (§27): the peers, and objects.get, which reads
 # majordomus://peers for its caller as resources/read does.
 CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
@@ -6402,15 +6860,9 @@ class McpListing:
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
-        self.instructions = (
-            "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
-            "(%d tools, %d resources), index state %s. Each object is the resource "
-            "majordomus://<kind>/<identity>; majordomus://repository carries the repository "
-            "report with every diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
-            "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
-            "written." % (len(index.objects), registry.summary["total"], len(self.tools),
-                          registry.summary["mcp_resources"], index.state,
-                          len(registry.by_prompt)))
+        self.instructions = instructions(len(index.objects), registry.summary["total"],
+                                         len(self.tools), registry.summary["mcp_resources"],
+                                         index.state, len(registry.by_prompt))
 
     @property
     def tools_result(self):
@@ -6423,6 +6875,24 @@ class McpListing:
         """The URIs of resources/list, in its order, without building the entries."""
         return [d["exposure"]["mcp"]["resource"]["uri"] for d in self.queries] + [
             o.uri for o in gen.index.objects]
+
+
+# The sentence of initialize's instructions that sends a model to the brief (§26).
+BRIEF_INSTRUCTION = ("Before you create or change a file, call majordomus_brief with its path "
+                     "and your intent.")
+
+
+def instructions(objects, capabilities, tools, resources, state, prompts):
+    """initialize's instructions (§9.3, §26): one short paragraph, under 600 characters
+    whatever the counts, with room for the sentence naming the other sessions (§27)."""
+    return (
+        "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
+        "(%d tools, %d resources), index state %s. %s Each object is the resource "
+        "majordomus://<kind>/<identity>; majordomus://repository carries the repository "
+        "report with every diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
+        "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
+        "written." % (objects, capabilities, tools, resources, state, BRIEF_INSTRUCTION,
+                      prompts))
 
 
 def mcp_listing(gen):
@@ -6616,9 +7086,14 @@ def m_call(call, params):
         raise RpcError(-32603, str(exc))
     except CapabilityError as exc:
         return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-    text = _json_bytes(value).decode("utf-8", "surrogatepass")
+    render = TOOL_TEXT.get(cap_id)
+    text = render(value) if render else _json_bytes(value).decode("utf-8", "surrogatepass")
     return {"content": [{"type": "text", "text": text}], "structuredContent": value,
             "isError": False}
+
+
+# The tools whose text block is written for the model, not the JSON of structuredContent.
+TOOL_TEXT = {"context.brief": brief_text}
 
 
 def m_prompt(call, params):
@@ -6901,6 +7376,8 @@ def inspect_text(gen):
     lines = ["%-11s %s" % ("repository", gen.root),
              "%-11s %s" % ("discovery", gen.decl.discovery),
              "%-11s %s" % ("state", index.state)]
+    if index.context.problems:
+        lines.append(context_problems_line(index.context))
     lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
     lines.append("capabilities %d (%d builtin, %d declarative)"
                  % (totals["total"], totals["builtin"], totals["declarative"]))
@@ -7713,6 +8190,8 @@ class UiPages:
             return self.object(params.get("uri", ""))
         elif path == UI_PREFIX + "/search":
             return self.search(params)
+        elif path == UI_PREFIX + "/brief":
+            return self.brief(params)
         elif path == UI_PREFIX + "/diagnostics":
             return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
         elif path == UI_PREFIX + "/capabilities":
@@ -7784,11 +8263,14 @@ class UiPages:
                          'layer cannot be read again</h2><p>Still serving generation %d: '
                          '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
         if index.diagnostics:
+            # §26: when the context tree does not validate, the state says what follows
+            context = ('<p><strong>%s</strong></p>' % _h(context_problems_line(index.context))
+                       if index.context.problems else "")
             parts.append('<section class="alert" aria-labelledby="mj-diag"><h2 id="mj-diag">%d '
-                         'diagnostic(s)</h2>%s<p><a href="%s/diagnostics">Every diagnostic, '
+                         'diagnostic(s)</h2>%s%s<p><a href="%s/diagnostics">Every diagnostic, '
                          'grouped by code</a></p></section>' % (
-                             len(index.diagnostics), _diagnostic_table(index.diagnostics[:100]),
-                             UI_PREFIX))
+                             len(index.diagnostics), context,
+                             _diagnostic_table(index.diagnostics[:100]), UI_PREFIX))
         summary = gen.registry.summary
         cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
                  ("Objects", "%d" % len(index.objects)),
@@ -7800,6 +8282,10 @@ class UiPages:
             '<div class="card"><dt>%s</dt><dd>%s</dd></div>' % (label, value)
             for label, value in cards))
         parts.append(PEERS_PLACE)     # the board, made for each request (§27)
+        parts.append('<h2 id="mj-brief">Brief me on a path</h2><p>What governs a file or a '
+                     'folder, before you change it or create it: the documents, the rules in '
+                     'force, and what relates to what you are about to do.</p>'
+                     + brief_form("", ""))
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
@@ -7888,6 +8374,11 @@ class UiPages:
                      '<input id="mj-uri" type="text" readonly value="%s" size="60" data-copy '
                      'aria-label="the URI"></div>' % _h(obj.uri))
         origin = obj.provenance
+        if is_context_document(obj):
+            parts.append('<p><a href="%s/brief?path=%s">Brief on %s</a>: what governs a file '
+                         'there, with this document and the rules in force.</p>' % (
+                             UI_PREFIX, _q(origin["directory"]),
+                             "<code>%s</code>" % _h(origin["directory"])))
         parts.append('<h2 id="mj-content">Content</h2>')
         if obj.media_type == "text/markdown":
             parts.append('<div class="content">%s</div>' % render_markdown(
@@ -7971,6 +8462,24 @@ class UiPages:
                              % (UI_PREFIX, _q(query), _q(value["next_cursor"])))
         return self.html(self.layout(title, "\n".join(parts)))
 
+    def brief(self, params):
+        path, intent = params.get("path", ""), params.get("intent", "")
+        parts = ['<h1>Brief</h1>', brief_form(path, intent)]
+        title = "Brief"
+        if path:
+            arguments = {"path": path}
+            if intent.strip():
+                arguments["intent"] = intent
+            try:
+                value = self.gen.execute("context.brief", arguments)
+            except CapabilityError as exc:
+                status = 404 if isinstance(exc, NotFound) else 400 if isinstance(
+                    exc, InvalidInput) else 422 if isinstance(exc, Refused) else 500
+                return self.error(status, "Brief", exc.message)
+            title = "Brief: %s" % value["target"]
+            parts.append(brief_html(value))
+        return self.html(self.layout(title, "\n".join(parts)))
+
     def diagnostics(self):
         groups = {}
         for diagnostic in self.gen.index.diagnostics:
@@ -8039,6 +8548,79 @@ def peers_board(board):
     return ('<section class="peers" aria-labelledby="mj-peers" data-peers="%d"><h2 id='
             '"mj-peers">Sessions sharing this server (%d)</h2>%s</section>'
             % (board.version, listing["count"], table))
+def brief_form(path, intent):
+    """The form that asks for a brief (§26): a path, and what the reader is about to do."""
+    return ('<form class="brief-form" aria-label="Brief" action="%s/brief" method="get">'
+            '<label for="mj-brief-path">Path</label><input id="mj-brief-path" type="text" '
+            'name="path" value="%s" placeholder="src/new_file.py" required>'
+            '<label for="mj-brief-intent">Intent</label><input id="mj-brief-intent" '
+            'type="text" name="intent" value="%s" placeholder="what you are about to do">'
+            '<button type="submit">Brief me</button></form>' % (UI_PREFIX, _h(path), _h(intent)))
+
+
+def brief_html(value):
+    """A Brief (§26) as the main part of a page: the target and its problems, the rules in
+    force (each linked to its page), the chain's documents with their bodies rendered, the
+    related objects and what was left out. It renders any Brief, wherever a page shows
+    one."""
+    def link(uri, text):
+        return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(uri), _h(text))
+
+    where = ("a directory" if value["exists"] and value["target"] == value["directory"]
+             else "an existing file" if value["exists"] else
+             "a new file (nothing exists there yet)")
+    profile = value["profile"]
+    parts = ['<p class="lede"><code>%s</code> is %s in <code>%s</code>. %d of %d lines of '
+             'the text form; default profile %s.</p>' % (
+                 _h(value["target"]), where, _h(value["directory"]), value["used_lines"],
+                 value["budget_lines"], link(profile["uri"], profile["title"]) if profile
+                 else "none"),
+             '<p class="where">Fingerprint <code>%s</code></p>' % _h(value["fingerprint"])]
+    if value["problems"]:
+        parts.append('<section class="alert" aria-labelledby="mj-brief-problems"><h2 id='
+                     '"mj-brief-problems">Degraded: %d problem(s)</h2><p>The context tree does '
+                     'not validate: <code>context resolve</code> refuses; this brief answers '
+                     'with the documents the index holds.</p><ul>%s</ul></section>' % (
+                         len(value["problems"]), "".join(
+                             '<li><code>%s</code> %s: %s</li>' % (
+                                 _h(p["code"]), _path_html(p["path"] or "-"), _h(p["message"]))
+                             for p in value["problems"])))
+    rules = value["rules"]
+    parts.append('<h2 id="mj-brief-rules">Rules in force (%d)</h2>' % len(rules))
+    parts.append('<ul class="hits">%s</ul>' % "".join(
+        '<li><div class="title">%s%s</div>%s%s</li>' % (
+            '<span class="badge">%s</span> ' % _h(r["class"]) if r["class"] else "",
+            link(r["uri"], r["title"]),
+            '<p class="snippet">%s</p>' % _h(r["statement"]) if r["statement"] else "",
+            '<div class="where">named by %s</div>' % _h(", ".join(r["named_by"]))
+            if r["named_by"] else "") for r in rules) if rules else "<p>None.</p>")
+    parts.append('<h2 id="mj-brief-docs">Documents that govern it, most specific first</h2>')
+    for doc in value["documents"][::-1]:
+        parts.append('<section class="brief-doc"><h3>%s</h3><p class="where"><code>%s</code> '
+                     '\u00b7 applies: %s</p><div class="content">%s</div></section>' % (
+                         link(doc["uri"], doc["title"]), _h(doc["path"]), _h(doc["reason"]),
+                         render_markdown(doc["body"])))
+    if not value["documents"]:
+        parts.append("<p>No document applies.</p>")
+    if value["related"]:
+        parts.append('<h2 id="mj-brief-related">Related to the intent</h2><ul class="hits">%s'
+                     '</ul>' % "".join(
+                         '<li><div class="title">%s <span class="badge">%s</span></div>'
+                         '<p class="snippet">%s</p></li>' % (
+                             link(hit["uri"], hit["title"]), _h(hit["kind"]),
+                             _h(hit["snippet"])) for hit in value["related"]))
+    if value["left_out"]:
+        parts.append('<h2 id="mj-brief-left">Left out (%d)</h2><div class="table-wrap"><table '
+                     'class="stack" aria-labelledby="mj-brief-left"><thead><tr><th scope="col">'
+                     'Object</th><th scope="col">Why</th></tr></thead><tbody>%s</tbody></table>'
+                     '</div>' % (len(value["left_out"]), "".join(
+                         '<tr><td>%s</td><td>%s</td></tr>' % (link(e["uri"], e["uri"]),
+                                                              _h(e["reason"]))
+                         for e in value["left_out"][:UI_CAPABILITIES])))
+        if len(value["left_out"]) > UI_CAPABILITIES:
+            parts.append("<p>And %d more, each in the JSON form (<code>left_out</code>).</p>"
+                         % (len(value["left_out"]) - UI_CAPABILITIES))
+    return "\n".join(parts)
 
 
 def _ui_params(query):
@@ -8962,6 +9544,16 @@ COMMANDS = {
         "values": REPO_OPTIONS + ("--kind", "--mode", "--limit", "--format"),
         "flags": ("--strict",), "positionals": ("QUERY",), "formats": ("text", "json"),
         "integers": ("--limit",)},
+    "brief": {
+        "usage": "majordomus brief PATH [--repo PATH] [--discovery vcs|filesystem] [--strict] "
+                 "[--intent TEXT] [--provider P] [--audience human|agent] [--budget-lines N] "
+                 "[--format text|json]",
+        "about": "before you create or change a file: what governs it (documents, rules in "
+                 "force, what relates to --intent), within a line budget",
+        "values": REPO_OPTIONS + ("--intent", "--provider", "--audience", "--budget-lines",
+                                  "--format"),
+        "flags": ("--strict",), "positionals": ("PATH",), "formats": ("text", "json"),
+        "integers": ("--budget-lines",)},
     "context resolve": {
         "usage": "majordomus context resolve PATH [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--provider P] [--audience human|agent] [--format text|json]",
@@ -8996,7 +9588,7 @@ def top_help():
               "", "Options:", "  -h, --help     print help (also after a command)",
               "  --version      print the version", "",
               "Exit codes: 0 ok, 2 usage, 10 contract unmet, 12 missing, 13 internal,"
-              " 15 a refused path (context).",
+              " 15 a refused path (context, brief).",
               "Logs go to stderr; MAJORDOMUS_LOG=off|error|warn|info|debug|trace."]
     return "\n".join(lines) + "\n"
 
@@ -9193,6 +9785,17 @@ def run_command(options):
             arguments["limit"] = int(options.get("--limit"))
         value = execute_cli(gen, words, arguments)
         text_form = search_text
+    elif command == "brief":
+        if not options.positionals[0]:
+            raise UsageError("which path? (an empty PATH names nothing)",
+                             COMMANDS[command]["usage"])
+        arguments = {"path": options.positionals[0]}
+        arguments.update((k, options.get("--" + k)) for k in ("intent", "provider", "audience")
+                         if options.get("--" + k))
+        if options.get("--budget-lines") is not None:
+            arguments["budget_lines"] = int(options.get("--budget-lines"))
+        value = execute_cli(gen, words, arguments)
+        text_form = brief_text
     elif command.startswith("context "):
         if not options.positionals[0]:
             raise UsageError("which path? (an empty PATH names nothing)",

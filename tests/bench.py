@@ -47,7 +47,8 @@ Rows, by the issue they measure (each printed with its goal and "met" / "not met
   the check functions timed by wrappers.
 - §21 ranked search: the first search of a fresh session (term index made) <= 150 ms,
   distinct queries p50 <= 10 ms, the term index's memory (tracemalloc) <= 1.5x the text it
-  indexes; tests/search_quality.py's figures (MRR@10 >= 0.8, recall@5 >= 0.9).
+  indexes; tests/search_quality.py's figures (MRR@10 >= 0.9 on every question and >= 0.85
+  on the natural ones, §26; recall@5 >= 0.9).
 - §22 pages: /ui/, object pages and a kind page of 50 on 10,000 rules (first request apart),
   serve spawn -> first /api/v1/repository answer vs 0436a0f.
 - §24: spawn -> initialize and one sweep at 10,000 unchanged files beside 0436a0f's.
@@ -2198,6 +2199,87 @@ def section_context(table, repo, label, reps, firsts):
             session.close()
 
 
+BRIEF_INTENTS = ["add a rule about commit messages", "fix a bug in the handover",
+                 "write a new test", None, "change the checkpoint interval"]
+
+
+def section_brief(table, repo, label, reps, firsts, first_goal, goal):
+    """§26: majordomus_brief on one session: the first call of the generation (a fresh
+    session each, after tools/list), then distinct paths (half of them new files), with
+    and without an intent."""
+    first_name = "majordomus_brief, first of the generation (%s)" % label
+    distinct_name = "majordomus_brief, distinct paths, p50 / p95 (%s)" % label
+    progress("brief on %s" % label)
+    try:
+        targets = context_targets(repo, 400)
+    except RuntimeError as e:
+        table.na(first_name, str(e))
+        table.na(distinct_name, str(e))
+        return
+    targets = [t if k % 2 else t + "/new_file_%d.md" % k for k, t in enumerate(targets)]
+
+    def arguments(k):
+        out = {"path": targets[k % len(targets)]}
+        intent = BRIEF_INTENTS[k % len(BRIEF_INTENTS)]
+        if intent:
+            out["intent"] = intent
+        return out
+    firsts_t, sample, session = [], None, None
+    try:
+        for k in range(firsts):
+            if session is not None:
+                session.close()
+            session = open_session([PYTHON, PYZ, "mcp"], repo)
+            session.call("tools/list")
+            t, sample = session.tool("majordomus_brief", arguments(k))
+            firsts_t.append(t)
+        text = "median %s, max %s (n=%d; %d of %d lines, %d rules)" % (
+            fmt_ms(p50(firsts_t)), fmt_ms(max(firsts_t)), len(firsts_t),
+            sample["used_lines"], sample["budget_lines"], len(sample["rules"]))
+        if first_goal is None:
+            table.row(first_name, text)
+        else:
+            table.row(first_name, text, "<= %d ms" % (first_goal * 1000),
+                      p50(firsts_t) <= first_goal)
+        times, lines = [], 0
+        for i in range(WARMUP + reps):
+            t, value = session.tool("majordomus_brief", arguments(firsts + i))
+            lines += value["used_lines"]
+            if i >= WARMUP:
+                times.append(t)
+        table.row(distinct_name, "%s (%d paths, mean %.0f lines)" % (
+            lat(times), min(len(targets), WARMUP + reps), lines / (WARMUP + reps)),
+            "p50 <= %d ms" % (goal * 1000), p50(times) <= goal)
+    except (NotAvailable, ChildGone, KeyError) as e:
+        for name in (first_name, distinct_name):
+            if not any(r[0] == "row" and r[1] == name for r in table.rows):
+                table.na(name, str(e))
+    finally:
+        if session is not None:
+            session.close()
+
+
+def section_brief_quality(table):
+    """§26: tests/brief_quality.py's figures, its line printed."""
+    progress("brief quality")
+    script = os.path.join(ROOT, "tests", "brief_quality.py")
+    try:
+        p = subprocess.run([PYTHON, script], cwd=ROOT, env=child_env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        line = p.stdout.decode("utf-8", "replace").strip()
+        m = re.search(r"recall ([\d.]+) .*mean ([\d.]+) lines, mean ([\d.]+) characters", line)
+        if p.returncode != 0 or not m:
+            raise NotAvailable("%s: %s" % (exit_text(p.returncode), line or last_line(p.stderr)))
+    except (OSError, subprocess.TimeoutExpired, NotAvailable) as e:
+        table.na("brief quality (tests/brief_quality.py)", str(e), "recall >= 0.95")
+        return
+    recall = float(m.group(1))
+    table.row("brief quality: recall within the default budget", "%.3f (%s)" % (
+        recall, line), ">= 0.95", recall >= 0.95)
+    table.row("brief quality: mean lines, mean characters", "%s lines, %s characters" % (
+        m.group(2), m.group(3)))
+
+
 def section_context_checks(table, repo, plain, rounds):
     """§20.1's checks: their share of index_build at start-up and in one rebuild."""
     progress("context checks in-process x%d" % rounds)
@@ -2315,12 +2397,18 @@ def section_search(table, big, reps, firsts):
     pattern = re.compile(r"MRR@10 ([\d.]+), recall@5 ([\d.]+)")
     for line in lines:
         m = pattern.search(line)
-        mode = line.split()[0]
-        if m and mode == "ranked":
+        mode, which = (line.split() + ["", ""])[:2]
+        if m and mode == "ranked" and which == "all":
+            # §21's goal (MRR@10 >= 0.8) raised by §26: the brief's intent is a sentence
             mrr, r5 = float(m.group(1)), float(m.group(2))
-            table.row("quality, ranked: MRR@10", "%.3f (%s)" % (mrr, line.strip()),
-                      ">= 0.8", mrr >= 0.8)
-            table.row("quality, ranked: recall@5", "%.3f" % r5, ">= 0.9", r5 >= 0.9)
+            table.row("quality, ranked: MRR@10, every question", "%.3f (%s)" % (
+                mrr, line.strip()), ">= 0.9", mrr >= 0.9)
+            table.row("quality, ranked: recall@5, every question", "%.3f" % r5, ">= 0.9",
+                      r5 >= 0.9)
+        elif m and mode == "ranked" and which == "natural":
+            mrr = float(m.group(1))
+            table.row("quality, ranked: MRR@10, natural questions", "%.3f (%s)" % (
+                mrr, line.strip()), ">= 0.85", mrr >= 0.85)
         else:
             table.row("quality, %s" % mode, line.strip())
 
@@ -2873,6 +2961,14 @@ def main(argv=None):
             section_context(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS, reps,
                             3)
             section_context_checks(table, ctx, big, 3 if args.quick else 7)
+            table.section("the brief (SPEC §26): majordomus_brief over pipes")
+            if real:
+                section_brief(table, real, "real-latest", reps, 3, 0.050, 0.005)
+            else:
+                table.na("majordomus_brief, real-latest", "no fixture at %s" % REAL_LATEST)
+            section_brief(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS, reps, 3,
+                          None, 0.020)
+            section_brief_quality(table)
             section_search(table, big, reps, 3)
             section_ui(table, big, 50 if args.quick else reps, runs, old_pyz, old_reason)
             section_mcp(table, skel, "skeleton", reps, reps, False)

@@ -166,9 +166,9 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual([o["uri"] for o in out["list"]["structuredContent"]["objects"]],
                          [RULE_URI])
         self.assertIs(out["capabilities"]["isError"], False)
-        # nine builtins (context.resolve, §20) and the nine declarative
-        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 18)
-        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 18)
+        # ten builtins (context.resolve, §20; context.brief, §26) and the nine declarative
+        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 19)
+        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 19)
         self.assertIs(out["perf"]["isError"], False)
         self.assertEqual(out["perf"]["structuredContent"]["index_builds"], 1)
 

@@ -55,12 +55,13 @@ SKELETON_URIS = [
 ]
 
 # The MCP tools, in tools/list order (capability-id order, §9.3): one per builtin capability.
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_context",
-         "majordomus_get", "majordomus_list", "majordomus_search", "majordomus_announce",
-         "majordomus_peers", "majordomus_perf", "majordomus_prompt", "majordomus_repository"]
+TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_brief",
+         "majordomus_context", "majordomus_get", "majordomus_list", "majordomus_search",
+         "majordomus_announce", "majordomus_peers", "majordomus_perf", "majordomus_prompt",
+         "majordomus_repository"]
 # The resources of the builtin queries, first in resources/list (§9.3, §27), in that order.
 QUERY_URIS = ["majordomus://peers", "majordomus://repository"]
-# Builtin capabilities (§7.2, §20, §27): every one has an MCP tool; one is a command.
+# Builtin capabilities (§7.2, §20, §26, §27): every one has an MCP tool; one is a command.
 BUILTINS = len(TOOLS)
 
 
@@ -69,6 +70,9 @@ def without_peers(instructions):
     (§27): that sentence depends on who else is connected, not on the answer's source."""
     head, found, _ = instructions.partition(" Also here: ")
     return head if found else instructions
+
+# The tools whose text block is Markdown for a model, not the JSON of structuredContent (§26).
+MARKDOWN_TOOLS = ("majordomus_brief",)
 
 # The keys of the repository report (§9.1, §20.3), in order.
 REPORT_KEYS = ["repository", "state", "objects", "kinds", "diagnostics", "capabilities",
@@ -470,7 +474,12 @@ class ToolCalls(object):
         sc = result["structuredContent"]
         self.assertEqual(len(result["content"]), 1)
         self.assertEqual(result["content"][0]["type"], "text")
-        self.assertIn(result["content"][0]["text"], compact_variants(sc))
+        if name in MARKDOWN_TOOLS:     # §26: the text is the brief's Markdown, for a model
+            text = result["content"][0]["text"]
+            self.assertTrue(text.startswith("# Brief: "), text[:200])
+            self.assertEqual(text.count("\n"), sc["used_lines"])
+        else:
+            self.assertIn(result["content"][0]["text"], compact_variants(sc))
         if self.seen is not None:
             self.seen.setdefault(name, []).append(sc)
         return sc

@@ -26,6 +26,9 @@ BUILTINS = {
                           "/api/v1/capabilities", ["capabilities", "list"],
                           "CapabilitiesInput", "CapabilityList",
                           {"policy": "process", "max_entries": 16}),
+    "context.brief": ("Brief me before I work on a path", "majordomus_brief", None,
+                      "/api/v1/brief", ["brief"], "BriefInput", "Brief",
+                      {"policy": "process", "max_entries": 64}),
     "context.resolve": ("What governs a path", "majordomus_context", None, "/api/v1/context",
                         ["context", "resolve"], "ContextInput", "ContextResolution",
                         {"policy": "process", "max_entries": 64}),
@@ -75,8 +78,8 @@ DECLARATIVES = [
 COMMANDS = {"peers.announce"}      # §27: the one command (POST, not read-only)
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 20 (11 builtin, 9 declarative); mcp tools 11, mcp resources 11, "
-                "http routes 11, cli commands 7")
+SUMMARY_LINE = ("capabilities: 21 (12 builtin, 9 declarative); mcp tools 12, mcp resources 11, "
+                "http routes 12, cli commands 8")
 
 
 def kind_of(cid):
@@ -256,7 +259,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (20, 20))
+                self.assertEqual((data["count"], data["total"]), (21, 21))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -264,10 +267,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (20, 11, 9, 11, 11, 11, 7))
+                     summary["cli_commands"]), (21, 12, 9, 12, 11, 12, 8))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"command": 1, "query": 10, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 20)
+                                 {"command": 1, "query": 11, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 21)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -634,7 +637,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (20, 20))
+                self.assertEqual((data["count"], data["total"]), (21, 21))
 
 
 if __name__ == "__main__":

@@ -107,6 +107,7 @@ ROUTES = {
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
     "peers.list": ("/api/v1/peers", "majordomus_peers", "PeerList"),
     "peers.announce": ("/api/v1/peers/announce", "majordomus_announce", "Peer"),
+    "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
 }
 COMMANDS = {"peers.announce"}      # §27: routed by POST, the input a JSON body
 # id -> {parameter name: required}
@@ -122,6 +123,8 @@ PARAMETERS = {
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
     "peers.list": {},
+    "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
+                      "budget_lines": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -402,10 +405,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (20, 11, 9, 11, 11, 11, 7))
+                         (21, 12, 9, 12, 11, 12, 8))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"command": 1, "query": 10, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 20)
+                         {"command": 1, "query": 11, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 21)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -568,9 +571,14 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertIn("query", msg)
 
     def test_capabilities(self):
-        doc = self.get_ok(self.srv, "/api/v1/capabilities")
+        first = self.get_ok(self.srv, "/api/v1/capabilities")      # §16: 20 a page
+        self.assertEqual(list(first), ["count", "total", "summary", "capabilities",
+                                       "next_cursor"])
+        self.assertEqual((first["count"], first["total"]), (20, 21))
+        doc = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (20, 20))
+        self.assertEqual((doc["count"], doc["total"]), (21, 21))
+        self.assertEqual(doc["capabilities"][:20], first["capabilities"])
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -582,14 +590,15 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 10)
+        self.assertEqual(doc["count"], 11)
         self.assertEqual(sorted(c["id"] for c in doc["capabilities"]),
                          sorted(set(ROUTES) - COMMANDS))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "peers.list", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                          "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual([c["id"] for c in doc["capabilities"]], sorted(COMMANDS))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,

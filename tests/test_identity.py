@@ -47,17 +47,22 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 
 # §20.2: one more builtin capability, context.resolve (a query, behaviorally verified like
 # every builtin) with an MCP tool, an HTTP route and a CLI command (`context resolve`);
-# §21: objects.search gains the CLI exposure `search`; §27: peers.list (a query with an MCP
-# tool, the resource majordomus://peers, an HTTP route and the CLI command `peers`) and
-# peers.announce (the first command: an MCP tool and a POST route). The registry's summary
-# counts them.
-SUMMARY_DELTA = [(("total",), 3), (("builtin",), 3), (("by_kind", "query"), 2),
+# §21: objects.search gains the CLI exposure `search`; §26: context.brief, likewise (CLI
+# `brief`); §27: peers.list (a query with an MCP tool, the resource majordomus://peers, an
+# HTTP route and the CLI command `peers`) and peers.announce (the first command: an MCP
+# tool and a POST route). The registry's summary counts them.
+SUMMARY_DELTA = [(("total",), 4), (("builtin",), 4), (("by_kind", "query"), 3),
                  (("by_kind", "command"), 1),
-                 (("by_stability", "behaviorally_verified"), 3), (("mcp_tools",), 3),
-                 (("mcp_resources",), 1), (("http_routes",), 3), (("cli_commands",), 3)]
-NEW_CAPABILITIES = ["context.resolve", "peers.announce", "peers.list"]   # §20.2, §27
-NEW_TOOLS = ["majordomus_context", "majordomus_announce", "majordomus_peers"]   # §20.2, §27
+                 (("by_stability", "behaviorally_verified"), 4), (("mcp_tools",), 4),
+                 (("mcp_resources",), 1), (("http_routes",), 4), (("cli_commands",), 4)]
+NEW_CAPABILITIES = ["context.brief", "context.resolve", "peers.announce",     # §26, §20.2,
+                    "peers.list"]                                             # §27
+NEW_TOOLS = ["majordomus_brief", "majordomus_context", "majordomus_announce",
+             "majordomus_peers"]                                              # §26, §20.2, §27
 NEW_RESOURCES = ["majordomus://peers"]   # §27
+# §26: initialize's instructions send a model to the brief, in this sentence.
+BRIEF_SENTENCE = (" Before you create or change a file, call majordomus_brief with its path "
+                  "and your intent.")
 # §27: the instructions make room for the peers present (600 characters in all); the
 # objects' parenthetical went for it.
 OLD_SCHEME = "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, " \
@@ -176,8 +181,8 @@ def drop(mapping, key):
 
 
 def summary_as_before(summary):
-    """§20.2, §21, §27: the registry's summary without the new capabilities and exposures
-    (a kind none has any more, `command`, leaves by_kind)."""
+    """§20.2, §26, §21, §27: the registry's summary without the new capabilities and
+    exposures (a kind none has any more, `command`, leaves by_kind)."""
     for path, delta in SUMMARY_DELTA:
         holder = at(summary, *path[:-1]) if path[:-1] else summary
         if not isinstance(holder.get(path[-1]), int) or holder[path[-1]] < delta:
@@ -298,21 +303,30 @@ def structured(change):
 
 
 def instructions_as_before(text):
-    """§20.2, §27: initialize's instructions count the capabilities, the tools and the
-    resources (three, three and one more), and (§27) say the URI scheme more briefly."""
+    """§20.2, §26, §27: initialize's instructions count the capabilities, the tools and the
+    resources (four, four and one more), send a model to the brief in one sentence
+    (removed), and (§27) say the URI scheme more briefly."""
     found = re.findall(r"\b(\d+) capabilities \((\d+) tools, (\d+) resources\)", text)
     if len(found) != 1 or text.count(NEW_SCHEME) != 1:
         raise Excluded("the instructions do not count capabilities and tools once, or do "
                        "not name the scheme once: %r" % text)
+    if text.count(BRIEF_SENTENCE) != 1:
+        raise Excluded("the instructions do not name the brief once: %r" % text)
+    text = text.replace(BRIEF_SENTENCE, "", 1)
     capabilities, tools, resources = (int(n) for n in found[0])
+    new = len(NEW_CAPABILITIES)
     return text.replace("%d capabilities (%d tools, %d resources)" % (
         capabilities, tools, resources), "%d capabilities (%d tools, %d resources)" % (
-        capabilities - 3, tools - 3, resources - 1), 1).replace(NEW_SCHEME, OLD_SCHEME, 1)
+        capabilities - new, tools - new, resources - len(NEW_RESOURCES)), 1).replace(
+        NEW_SCHEME, OLD_SCHEME, 1)
 
 
 def inspect_text_as_before(text):
-    """§20.2, §27: `mcp --inspect` lists the new tools and resource, and counts the new
-    builtin capabilities."""
+    """§20.2, §26, §27: `mcp --inspect` lists the new tools and resource, and counts the new
+    builtin capabilities; §26: it says when the context tree does not validate."""
+    # §26: when the context tree does not validate, a line after `state` says so
+    text = re.sub(r"(?m)^context: \d+ problem\(s\); resolve refuses, brief answers "
+                  r"degraded\n", "", text, count=1)
     for line in ["tool        %s\n" % t for t in NEW_TOOLS] + [
             "resource    %s\n" % u for u in NEW_RESOURCES]:
         if text.count(line) != 1:
@@ -721,7 +735,7 @@ class IdentityTest(unittest.TestCase):
     def compare_capabilities(self, pair):
         call = ("tools/call", {"name": "majordomus_capabilities", "arguments": {}})
         (old, new), = pair.exchange([call])
-        # The default page, with new capabilities on it (§20.2, §27): see
+        # The default page, with new capabilities on it (§20.2, §26, §27): see
         # capabilities_page_as_before; the descriptors after the new page come from this build.
         following = None
         page = json.loads(new)["result"].get("structuredContent", {})

@@ -84,8 +84,9 @@ def warn(code, path, message):
     return diag_line("warning", code, path, message)
 
 
-def expected_inspect(root, uris, discovery="vcs", state=None, diags=()):
-    """The whole `mcp --inspect` text of §6 for a repository holding these object URIs."""
+def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=0):
+    """The whole `mcp --inspect` text of §6 for a repository holding these object URIs
+    (`context`: the context tree's problems, which §26 says after the state)."""
     uris = sorted(uris)
     if state is None:
         state = "degraded" if any(d.startswith("FAIL") for d in diags) else "ok"
@@ -94,6 +95,8 @@ def expected_inspect(root, uris, discovery="vcs", state=None, diags=()):
         kind = uri[len("majordomus://"):].split("/", 1)[0]
         kinds[kind] = kinds.get(kind, 0) + 1
     lines = ["repository  %s" % root, "discovery   %s" % discovery, "state       %s" % state]
+    if context:
+        lines.append("context: %d problem(s); resolve refuses, brief answers degraded" % context)
     for kind in sorted(kinds):
         lines.append("kind        {:<12} {}".format(kind, kinds[kind]))
     lines.append("capabilities %d (%d builtin, %d declarative)"
@@ -952,7 +955,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 20 (11 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 21 (12 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -1011,13 +1014,13 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (20, 11, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 10)
+                                 (21, 12, 9))
+                self.assertEqual(caps["by_kind"].get("query"), 11)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
                 self.assertEqual(caps["by_kind"].get("command", 0), 1)     # §27
-                self.assertEqual(sum(caps["by_stability"].values()), 20)
+                self.assertEqual(sum(caps["by_stability"].values()), 21)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (11, 11, 11, 7))
+                                  caps["http_routes"], caps["cli_commands"]), (12, 11, 12, 8))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
@@ -1070,7 +1073,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 21 (11 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 22 (12 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):
@@ -1087,7 +1090,8 @@ class SkeletonLifecycleTests(LayerCase):
             with self.subTest(via=via):
                 r = self.inspect(repo, via=via)
                 self.assertEqual(r.rc, 10, r)
-                self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS, diags=[line]))
+                self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS, diags=[line],
+                                                           context=1))
                 self.assertIn("state       degraded", r.lines)
                 self.assertTrue(any(re.match(
                     r"^FAIL malformed_front_matter +\.ai/repo/rules/project/broken\.v1\.md", l)

@@ -54,6 +54,7 @@ SKELETON_KINDS = {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule":
 TOOL_ORDER = [
     ("majordomus_capability", "capabilities.describe", "Describe one capability"),
     ("majordomus_capabilities", "capabilities.list", "List capabilities"),
+    ("majordomus_brief", "context.brief", "Brief me before I work on a path"),
     ("majordomus_context", "context.resolve", "What governs a path"),
     ("majordomus_get", "objects.get", "Get one object"),
     ("majordomus_list", "objects.list", "List objects"),
@@ -413,8 +414,8 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("20 capabilities", ins)
-                self.assertIn("11 tools", ins)
+                self.assertIn("21 capabilities", ins)
+                self.assertIn("12 tools", ins)
                 self.assertIn("11 resources", ins)
                 self.assertIn("majordomus://repository", ins)
                 self.assertIn("MCP prompts", ins)
@@ -442,7 +443,7 @@ class SkeletonTests(McpTestCase):
         r = self.assertResult(s.request("resources/list", id=1), 1)
         self.assertEqual(r["resources"][1]["uri"], REPOSITORY_URI)
         r = self.assertResult(s.request("tools/list", id=2), 2)
-        self.assertEqual(len(r["tools"]), 11)
+        self.assertEqual(len(r["tools"]), 12)
         r = self.assertResult(s.request("prompts/list", id=3), 3)
         self.assertEqual([p["name"] for p in r["prompts"]], ["continue"])
 
@@ -641,7 +642,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (20, 11, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (21, 12, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -926,16 +927,18 @@ class SkeletonTests(McpTestCase):
     def test_capabilities(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_capabilities", {})
-        # §16: the default page is 20, so the skeleton's 20 fit in one answer
-        self.assertEqual(list(sc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((sc["count"], sc["total"]), (20, 20))
+        # §16: the default page is 20: the skeleton's 21 take two
+        self.assertEqual(list(sc), ["count", "total", "summary", "capabilities", "next_cursor"])
+        self.assertEqual((sc["count"], sc["total"]), (20, 21))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (20, 11, 9))
+                         (21, 12, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (11, 11, 11, 7))
-        self.assertEqual(summary["by_kind"].get("query"), 10)
+                          summary["cli_commands"]), (12, 11, 12, 8))
+        self.assertEqual(summary["by_kind"].get("query"), 11)
         self.assertEqual(summary["by_kind"].get("command"), 1)
+        sc = dict(sc, capabilities=sc["capabilities"] + self.tool(
+            s, "majordomus_capabilities", {"cursor": sc["next_cursor"]})["capabilities"])
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -943,19 +946,20 @@ class SkeletonTests(McpTestCase):
             "%s.%s" % (v[0], v[1]) for v in SKELETON_OBJECTS.values()])
         self.assertEqual(ids, expected_ids)
         q = self.tool(s, "majordomus_capabilities", {"kind": "query"})
-        self.assertEqual((q["count"], q["total"]), (10, 10))
+        self.assertEqual((q["count"], q["total"]), (11, 11))
         self.assertEqual(q["summary"], summary)
         r = self.tool(s, "majordomus_capabilities", {"kind": "resource", "exposure": "mcp"})
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.resolve",
-                          "objects.get", "objects.search", "peers.list", "prompts.get"])
+                         ["capabilities.describe", "capabilities.list", "context.brief",
+                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                          "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
-        self.assertEqual((page["count"], page["total"]), (10, 20))
+        self.assertEqual((page["count"], page["total"]), (10, 21))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])
         rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
-        self.assertEqual((rest["count"], rest["total"]), (10, 20))
+        self.assertEqual((rest["count"], rest["total"]), (11, 21))
         self.assertNotIn("next_cursor", rest)
         self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),

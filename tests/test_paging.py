@@ -20,8 +20,8 @@ from tests import support
 TIMEOUT = 30
 N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
-BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.resolve", "objects.get",
-               "objects.list", "objects.search", "peers.announce", "peers.list",
+BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.brief", "context.resolve",
+               "objects.get", "objects.list", "objects.search", "peers.announce", "peers.list",
                "perf.counters", "prompts.get", "repository.info"]
 TOOLS = list(support.TOOLS)
 FOREIGN = "parameter 'cursor' is not a cursor this server issued"
@@ -331,7 +331,7 @@ class LargeLayerTests(PagingCase):
     def test_ranked_search_pages_every_hit_once(self):
         """§21: paging through a ranked answer returns every hit once, in score order
         then URI, whatever the page size."""
-        arguments = {"query": "generated rule zebra marker even"}
+        arguments = {"query": "generated rule zebra subset marker even"}
         whole = self.tool("majordomus_search", dict(arguments, limit=200))
         self.assertEqual(whole["mode"], "ranked")
         # the subset's rules carry more of the query's words: they come first
@@ -573,6 +573,8 @@ class LargeLayerTests(PagingCase):
                 ("majordomus_get", {"uri": some_rule, "offset": 2, "limit": 3}),
                 ("majordomus_get", {"uri": REPOSITORY_URI}), ("majordomus_repository", {}),
                 ("majordomus_perf", {}), ("majordomus_context", {"path": ".ai/repo/rules"}),
+                ("majordomus_brief", {"path": ".ai/repo/rules/project/new.v1.md",
+                                      "intent": "add a generated rule"}),
                 ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}}),
                 ("majordomus_announce", {"intent": "edit the generated rules",
                                          "scope": [".ai/repo/rules"]}),

@@ -481,7 +481,11 @@ class UiBrowserTest(Servers, unittest.TestCase):
                 ("search", "/ui/search?q=" + quote("greeting review"), self.server),
                 ("diagnostics", "/ui/diagnostics", self.server),
                 ("capabilities", "/ui/capabilities", self.server),
+                ("brief", "/ui/brief?path=" + quote(".ai/repo/rules/project/new.v1.md")
+                 + "&intent=" + quote("greeting review"), self.server),
                 ("overview-degraded", "/ui/", self.degraded),
+                ("brief-degraded", "/ui/brief?path=" + quote("src/new_file.py"),
+                 self.degraded),
                 ("diagnostics-degraded", "/ui/diagnostics", self.degraded),
                 ("not-found", "/ui/object?uri=" + quote("majordomus://rule/none@1"),
                  self.server)]
@@ -558,6 +562,8 @@ class UiHeadersTest(Servers, unittest.TestCase):
               ("/ui/object", 404, "text/html"),
               ("/ui/search", 200, "text/html"), ("/ui/search?q=greeting", 200, "text/html"),
               ("/ui/diagnostics", 200, "text/html"), ("/ui/capabilities", 200, "text/html"),
+              ("/ui/brief", 200, "text/html"), ("/ui/brief?path=new.md", 200, "text/html"),
+              ("/ui/brief?path=..%2Fx", 422, "text/html"),
               ("/ui/capabilities?after=x", 200, "text/html"),
               ("/ui/static/majordomus.css", 200, "text/css"),
               ("/ui/static/live.js", 200, "text/javascript"),

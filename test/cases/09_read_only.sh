@@ -78,15 +78,17 @@ expect_exit 0 bash -c 'printf "%s\n" "$@" | "$PYTHON" "$MAJORDOMUS" mcp' mcp \
     '{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"majordomus_prompt","arguments":{"name":"continue","arguments":{"CONTEXT":"x"}}}}' \
     '{"jsonrpc":"2.0","id":20,"method":"resources/subscribe","params":{"uri":"'"$RULE_URI"'"}}' \
     '{"jsonrpc":"2.0","id":21,"method":"resources/unsubscribe","params":{"uri":"'"$RULE_URI"'"}}' \
-    '{"jsonrpc":"2.0","id":22,"method":"logging/setLevel","params":{"level":"debug"}}'
-py_check "the MCP session answered all 22 requests and the bad line" '
+    '{"jsonrpc":"2.0","id":22,"method":"logging/setLevel","params":{"level":"debug"}}' \
+    '{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"majordomus_brief","arguments":{"path":"src/new_file.py","intent":"add a module"}}}' \
+    '{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"majordomus_context","arguments":{"path":".ai/repo/rules"}}}'
+py_check "the MCP session answered all 24 requests and the bad line" '
 msgs = [json.loads(l) for l in stdout.decode("utf-8").splitlines()]
-assert len(msgs) == 23, len(msgs)
+assert len(msgs) == 25, len(msgs)
 by = dict((m["id"], m) for m in msgs if m.get("id") is not None)
-assert sorted(by) == list(range(1, 23)), sorted(by)
+assert sorted(by) == list(range(1, 25)), sorted(by)
 for i in (1, 2, 3, 4, 5, 6, 8, 16, 18, 20, 21):
     assert "result" in by[i], by[i]
-for i in (9, 10, 11, 12, 13, 14, 15, 19):
+for i in (9, 10, 11, 12, 13, 14, 15, 19, 23, 24):
     assert by[i]["result"]["isError"] is False, by[i]
 assert by[7]["error"]["code"] == -32002, by[7]
 assert [p["name"] for p in by[16]["result"]["prompts"]] == ["continue"], by[16]
