@@ -6451,10 +6451,17 @@ class Sharing:
             self.lease.release()
         if server is not None:
             import socket
+            # a plain connect to the numeric address (create_connection would ask
+            # getaddrinfo, whose IDNA codec imports `re`)
+            host, port = server.server_address[:2]
+            wake = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
             try:
-                socket.create_connection(server.server_address[:2], 1.0).close()
+                wake.settimeout(1.0)
+                wake.connect((host, port))
             except OSError:
                 pass
+            finally:
+                wake.close()
 
 
 class Access:
