@@ -7,8 +7,19 @@ tree are byte-identical. The archive also carries majordomus.pyc, compiled by th
 interpreter (a hash-checked pyc): zipimport uses it when the running interpreter has the
 same bytecode version, which saves compiling the module at every start, and falls back to
 majordomus.py on any other version. Usage: python3 build_zipapp.py [OUTPUT]
+
+With --mcpb it also writes, beside OUTPUT, majordomus.mcpb (an MCP Bundle, manifest version
+0.3: manifest.json and the archive, for one-click installation in Claude Desktop) and
+server.json (its entry for the MCP registry, schema 2025-12-11, with the bundle's SHA-256),
+both reproducible like the archive. --registry-name NAME and --download-url URL set the
+registry entry's name and the bundle's address ({version} is replaced). --links prints the
+README's one-click install links for VS Code and Cursor, made from CLIENT.
+Usage: python3 build_zipapp.py [--mcpb [--registry-name NAME] [--download-url URL]] [OUTPUT]
+       python3 build_zipapp.py --links
 """
+import hashlib
 import importlib.util
+import json
 import marshal
 import os
 import subprocess
@@ -46,6 +57,21 @@ def _load():
 sys.exit(_load().main())
 """
 STAMP = (1980, 1, 1, 0, 0, 0)
+
+# The one client configuration the README's install links carry: the archive at the root of
+# the folder the client has open, serving that folder (VS Code and Cursor expand
+# ${workspaceFolder}). install_links() makes both links from it; a test decodes them back.
+CLIENT = {"name": "majordomus", "command": "python3",
+          "args": ["${workspaceFolder}/majordomus.pyz", "mcp", "--repo", "${workspaceFolder}"]}
+
+# The bundle and its registry entry. The name must be in a namespace its publisher owns
+# (io.github.<owner>/…), and the address is where the release puts the bundle: both are
+# options of the build, these are the defaults.
+REGISTRY_NAME = "io.github.majordomus/majordomus"
+DOWNLOAD_URL = ("https://github.com/majordomus/majordomus/releases/download/v{version}/"
+                "majordomus.mcpb")
+REGISTRY_SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+DESCRIPTION = "Serves a repository's AI layer (.ai/: rules, prompts, context) to agents, read-only"
 
 
 def entries():
@@ -143,6 +169,146 @@ def build(output):
     return output
 
 
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def install_links(config=CLIENT):
+    """The one-click install links of `config`: VS Code's (`vscode:mcp/install?` and the
+    JSON, percent-encoded; the https redirect for pages that do not open `vscode:` links)
+    and Cursor's (the name, and the configuration without it in base64)."""
+    import base64
+    from urllib.parse import quote
+    vscode = "vscode:mcp/install?" + quote(compact(config), safe="")
+    body = {key: value for key, value in config.items() if key != "name"}
+    cursor = "cursor://anysphere.cursor-deeplink/mcp/install?name=%s&config=%s" % (
+        quote(config["name"], safe=""),
+        quote(base64.b64encode(compact(body).encode("utf-8")).decode("ascii"), safe=""))
+    return {"vscode": vscode,
+            "vscode-redirect": "https://insiders.vscode.dev/redirect?url=" + quote(vscode, safe=""),
+            "cursor": cursor}
+
+
+def described():
+    """The module's version and its builtin MCP tools in tools/list order (capability-id
+    order), as the registry declares them: what the bundle's manifest lists."""
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    import majordomus
+    tools = [{"name": d["exposure"]["mcp"]["tool"], "description": d["description"]}
+             for d in sorted(majordomus.builtin_descriptors(), key=lambda d: d["id"])
+             if "tool" in d["exposure"].get("mcp", {})]
+    return {"version": majordomus.VERSION, "tools": tools}
+
+
+def mcpb_manifest(info):
+    """manifest.json of the bundle (MCPB manifest version 0.3)."""
+    run = ["${__dirname}/majordomus.pyz", "mcp", "--repo", "${user_config.repository}"]
+    return {
+        "manifest_version": "0.3",
+        "name": "majordomus",
+        "display_name": "Majordomus",
+        "version": info["version"],
+        "description": DESCRIPTION + ".",
+        "long_description": (
+            "majordomus reads a repository's AI layer (`.ai/`: rules, prompts, profiles, a "
+            "policy, skills, context documents) through the git index and serves it to an "
+            "agent as MCP resources, prompts and read-only tools: what governs a path, a "
+            "ranked search, one object, a list. It follows the layer as it changes and "
+            "never writes in the repository. One file, the Python standard library only."),
+        "author": {"name": "The majordomus authors"},
+        "server": {
+            "type": "python",
+            "entry_point": "majordomus.pyz",
+            "mcp_config": {
+                "command": "python3",
+                "args": run,
+                # Windows has no python3: the launcher a python.org install puts on PATH
+                "platform_overrides": {"win32": {"command": "py", "args": ["-3"] + run}},
+            },
+        },
+        "tools": info["tools"],
+        "tools_generated": False,
+        "prompts_generated": True,       # the layer's own prompts, whatever it holds
+        "keywords": ["ai-layer", "rules", "prompts", "context", "repository", "read-only"],
+        "compatibility": {"platforms": ["darwin", "linux", "win32"],
+                          "runtimes": {"python": ">=3.9"}},
+        "user_config": {
+            "repository": {
+                "type": "directory",
+                "title": "Repository",
+                "description": "The repository whose AI layer (.ai/) to serve: the folder "
+                               "holding .ai/manifest.yaml, or one inside it.",
+                "required": True,
+            },
+        },
+    }
+
+
+def write_zip(output, members):
+    """A zip of (name, bytes), reproducibly (fixed time and permissions), renamed into
+    place."""
+    handle, temporary = tempfile.mkstemp(prefix=".majordomus-", suffix=".zip",
+                                         dir=os.path.dirname(os.path.abspath(output)))
+    with os.fdopen(handle, "wb") as raw:
+        with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, data in members:
+                info = zipfile.ZipInfo(name, date_time=STAMP)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.external_attr = 0o644 << 16
+                info.create_system = 3
+                archive.writestr(info, data)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, output)
+    return output
+
+
+def build_mcpb(archive, registry_name=REGISTRY_NAME, download_url=DOWNLOAD_URL):
+    """majordomus.mcpb and server.json beside `archive` (the built majordomus.pyz):
+    (bundle path, server.json path)."""
+    folder = os.path.dirname(os.path.abspath(archive))
+    info = json.loads(child("--described", b"").decode("utf-8"))
+    with open(archive, "rb") as handle:
+        pyz = handle.read()
+    manifest = json.dumps(mcpb_manifest(info), indent=2, ensure_ascii=False) + "\n"
+    bundle = write_zip(os.path.join(folder, "majordomus.mcpb"),
+                       [("manifest.json", manifest.encode("utf-8")), ("majordomus.pyz", pyz)])
+    with open(bundle, "rb") as handle:
+        digest = hashlib.sha256(handle.read()).hexdigest()
+    entry = {
+        "$schema": REGISTRY_SCHEMA,
+        "name": registry_name,
+        "description": DESCRIPTION,
+        "version": info["version"],
+        "packages": [{"registryType": "mcpb",
+                      "identifier": download_url.replace("{version}", info["version"]),
+                      "version": info["version"], "fileSha256": digest,
+                      "transport": {"type": "stdio"}}],
+    }
+    server = os.path.join(folder, "server.json")
+    with open(server, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(json.dumps(entry, indent=2, ensure_ascii=False) + "\n")
+    return bundle, server
+
+
+def options(argv):
+    """(target, {option: value}) of the command line; exits 2 on a bad one."""
+    flags, target, rest = {}, None, list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word in ("--mcpb", "--links"):
+            flags[word] = True
+        elif word in ("--registry-name", "--download-url") and rest:
+            flags[word] = rest.pop(0)
+        elif not word.startswith("-") and target is None:
+            target = word
+        else:
+            sys.stderr.write("build_zipapp.py: unexpected argument '%s'\n%s" % (
+                word, __doc__[__doc__.index("Usage: python3 build_zipapp.py [--mcpb"):]))
+            sys.exit(2)
+    return target or os.path.join(HERE, "majordomus.pyz"), flags
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--bytecode"]:     # the child bytecode() runs: source in, pyc out
         sys.stdout.buffer.write(compiled(sys.stdin.buffer.read()))
@@ -150,5 +316,16 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--shipped"]:      # the child entries() runs: the data already read
         sys.stdout.buffer.write(shipped())
         sys.exit(0)
-    target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "majordomus.pyz")
+    if sys.argv[1:] == ["--described"]:    # the child build_mcpb() runs: version and tools
+        sys.stdout.buffer.write(compact(described()).encode("utf-8"))
+        sys.exit(0)
+    target, flags = options(sys.argv[1:])
+    if flags.get("--links"):
+        for label, link in install_links().items():
+            print("%s: %s" % (label, link))
+        sys.exit(0)
     print(build(target))
+    if flags.get("--mcpb"):
+        for path in build_mcpb(target, flags.get("--registry-name", REGISTRY_NAME),
+                               flags.get("--download-url", DOWNLOAD_URL)):
+            print(path)

@@ -126,8 +126,47 @@ def uri_safe(text):
     return all(char > "\x1f" and char != "\x7f" for char in text)
 
 
+# Every number from outside (an HTTP Content-Length, a query's or the command line's
+# integer) is read by parse_number (§25): ASCII digits only, and at most NUMBER_DIGITS of
+# them, counted before int() converts anything (int() reads other digits, `²` or `٣`, and
+# refuses 4,300 digits with an error of its own).
+NUMBER_DIGITS = 18           # every number of 18 digits fits in 64 bits
+JSON_INT_DIGITS = 4300       # an integer in a JSON frame: int()'s own bound, on every Python
+
+
+class NumberError(ValueError):
+    """Not a number this program reads; `over`: digits only, more of them than the bound
+    (a number too large for anything it counts)."""
+
+    def __init__(self, message, over=False):
+        ValueError.__init__(self, message)
+        self.over = over
+
+
+def parse_number(text, signed=False, digits=NUMBER_DIGITS):
+    """The one parser of a number from outside: `[0-9]+` (`-?[0-9]+` when `signed`), at
+    most `digits` digits; NumberError otherwise."""
+    body = text[1:] if signed and text[:1] == "-" else text
+    if not (body.isdigit() and body.isascii()):
+        raise NumberError("not a number")
+    if len(body) > digits:
+        raise NumberError("%d digits, over the %d-digit bound" % (len(body), digits), True)
+    return int(text)
+
+
+def _json_int(text):
+    """An integer of a JSON frame, bounded before int() reads it (the same bound on every
+    interpreter: before 3.11 int() has none, and reads a megabyte of digits for seconds)."""
+    if len(text) > JSON_INT_DIGITS:
+        raise ValueError("an integer of %d digits is over the %d-digit bound"
+                         % (len(text), JSON_INT_DIGITS))
+    return int(text)
+
+
 # JSON through the json module's C half (_json), which imports nothing; the json module
 # itself only where the C half cannot do (a malformed document's exact error message).
+# No encoder writes NaN or Infinity (they are not JSON: allow_nan is off everywhere), and a
+# tree deeper than the C half recurses is written by _json_into, which does not recurse.
 _ENCODERS = {}
 
 
@@ -148,7 +187,7 @@ def _make_encoder(separators, ascii_only, sort_keys):
         import _json
         strings = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
         chunks = _json.make_encoder(None, _not_json, strings, None, separators[1],
-                                    separators[0], sort_keys, False, True)
+                                    separators[0], sort_keys, False, False)
         probe = {"b": [1, 2.5, True, None, "\u00e9\""], "a": {}}
         item, key = separators
         text = '"\\u00e9\\""' if ascii_only else '"\u00e9\\""'
@@ -161,12 +200,17 @@ def _make_encoder(separators, ascii_only, sort_keys):
         pass
     import json
     return lambda value: json.dumps(value, separators=separators, ensure_ascii=ascii_only,
-                                    sort_keys=sort_keys)
+                                    sort_keys=sort_keys, allow_nan=False)
 
 
 def json_compact(value, ascii_only=False, sort_keys=False):
-    """json.dumps(value, separators=(",", ":"), ensure_ascii=False)."""
-    return _encoder((",", ":"), ascii_only, sort_keys)(value)
+    """json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)."""
+    try:
+        return _encoder((",", ":"), ascii_only, sort_keys)(value)
+    except RecursionError:   # deeper than the C half recurses (§25)
+        out = []
+        _json_into(value, out, _string_encoder(ascii_only), ",", ":", None, sort_keys)
+        return "".join(out)
 
 
 def json_default(value):
@@ -175,32 +219,29 @@ def json_default(value):
 
 
 def json_pretty(value):
-    """json.dumps(value, indent=2, ensure_ascii=False), without the json module."""
+    """json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False), without the json
+    module, and at any depth."""
     out = []
-    _pretty_into(value, out, "\n", _string_encoder())
+    try:
+        _pretty_into(value, out, "\n", _string_encoder())
+    except RecursionError:   # deeper than Python recurses (§25)
+        out = []
+        _json_into(value, out, _string_encoder(), ",", ": ", "  ", False)
     return "".join(out)
 
 
-def _string_encoder():
-    encode = _ENCODERS.get("string")
-    if encode is None:
-        try:
-            import _json
-            encode = _json.encode_basestring
-        except ImportError:
-            import json
-            encode = json.encoder.py_encode_basestring
-        _ENCODERS["string"] = encode
-    return encode
-
-
 def _pretty_into(value, out, newline, string):
+    """_json_into's indented form by recursion: twice as fast, as deep as Python recurses."""
     if isinstance(value, str):
         out.append(string(value))
     elif value is None or value is True or value is False:
         out.append("null" if value is None else "true" if value else "false")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append((int.__repr__ if isinstance(value, int) else float.__repr__)(value))
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        if value != value or value in _INFINITIES:
+            raise ValueError("Out of range float values are not JSON compliant")
+        out.append(float.__repr__(value))
     elif isinstance(value, dict):
         if not value:
             out.append("{}")
@@ -208,7 +249,7 @@ def _pretty_into(value, out, newline, string):
         inner, sep = newline + "  ", "{"
         for key, item in value.items():
             if not isinstance(key, str):
-                key = json_default(key).strip('"') if not isinstance(key, str) else key
+                key = json_default(key).strip('"')
             out.append(sep + inner + string(key) + ": ")
             _pretty_into(item, out, inner, string)
             sep = ","
@@ -227,11 +268,88 @@ def _pretty_into(value, out, newline, string):
         _not_json(value)
 
 
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+def _string_encoder(ascii_only=False):
+    key = "ascii" if ascii_only else "string"
+    encode = _ENCODERS.get(key)
+    if encode is None:
+        try:
+            import _json
+            encode = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+        except ImportError:
+            import json
+            encode = (json.encoder.py_encode_basestring_ascii if ascii_only
+                      else json.encoder.py_encode_basestring)
+        _ENCODERS[key] = encode
+    return encode
+
+
+_END = object()
+
+
+def _json_into(value, out, string, comma, colon, indent, sort_keys):
+    """Append the JSON text of `value` to `out`, with an explicit stack instead of recursion
+    (a tree of any depth): `indent` None for one line, else one level's indentation."""
+    stack = []      # [iterator, is a mapping, what goes before an item, closing text, first]
+    while True:
+        if type(value) is str:
+            out.append(string(value))
+        elif value is None or value is True or value is False:
+            out.append("null" if value is None else "true" if value else "false")
+        elif isinstance(value, int):
+            out.append(int.__repr__(value))
+        elif isinstance(value, float):
+            if value != value or value in _INFINITIES:
+                raise ValueError("Out of range float values are not JSON compliant")
+            out.append(float.__repr__(value))
+        elif isinstance(value, str):
+            out.append(string(value))
+        elif isinstance(value, (dict, list, tuple)) and value:
+            mapping = isinstance(value, dict)
+            if indent is None:
+                inner = closing = ""
+            else:
+                inner = "\n" + indent * (len(stack) + 1)
+                closing = "\n" + indent * len(stack)
+            items = value.items() if mapping else value
+            if mapping and sort_keys:
+                items = sorted(items)
+            out.append("{" if mapping else "[")
+            stack.append([iter(items), mapping, inner, closing + ("}" if mapping else "]"),
+                          True])
+        elif isinstance(value, (dict, list, tuple)):
+            out.append("{}" if isinstance(value, dict) else "[]")
+        else:
+            _not_json(value)
+        while stack:
+            frame = stack[-1]
+            item = next(frame[0], _END)
+            if item is _END:
+                out.append(frame[3])
+                stack.pop()
+                continue
+            before = frame[2] if frame[4] else comma + frame[2]
+            frame[4] = False
+            if frame[1]:
+                key, value = item
+                if not isinstance(key, str):
+                    key = json_default(key).strip('"')
+                out.append(before + string(key) + colon)
+            else:
+                value = item
+                out.append(before)
+            break
+        else:
+            return
+
+
 class _ScanContext:
     """What the C scanner reads of a json.JSONDecoder."""
     strict = True
     object_hook = object_pairs_hook = array_hook = None     # array_hook: 3.15
-    parse_float, parse_int = float, int
+    parse_float, parse_int = float, staticmethod(_json_int)
     memo = None
 
     @staticmethod
@@ -261,7 +379,7 @@ def json_loads(text):
         if end >= 0 and not text[end:].strip(" \t\n\r"):
             return value
     import json
-    return json.loads(text, parse_constant=_ScanContext.parse_constant)
+    return json.loads(text, parse_constant=_ScanContext.parse_constant, parse_int=_json_int)
 
 
 LOG_LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
@@ -299,6 +417,109 @@ def read_flags():
 
 
 READ_FLAGS = read_flags()
+# A file is opened without blocking: a FIFO (or a device) swapped in after its lstat opens
+# at once, and its fstat refuses it (§25). Nothing else changes for a regular file.
+PLAIN_FLAGS = READ_FLAGS | getattr(os, "O_NONBLOCK", 0)
+FOLLOW_FLAGS = PLAIN_FLAGS & ~getattr(os, "O_NOFOLLOW", 0)    # git's control files only
+S_ISREG = stat.S_ISREG
+# What open() with O_NOFOLLOW says of a symlink: ELOOP (Linux, macOS), EMLINK (FreeBSD).
+
+
+def _link_errnos():
+    import errno       # (loaded by os already)
+    return (errno.ELOOP, getattr(errno, "EMLINK", errno.ELOOP))
+
+
+_LINK_ERRNOS = _link_errnos()
+FILE_LIMIT = 4194304
+
+
+class NotPlain(Exception):
+    """A path that is not a plain file this program reads (§5.1 check 2): `code` symlink,
+    not_a_file, unreadable or oversized, and §5.1's message."""
+
+    def __init__(self, code, message):
+        Exception.__init__(self, message)
+        self.code, self.message = code, message
+
+
+def read_plain(path, info=None, limit=FILE_LIMIT, what="sources", follow=False):
+    """(bytes, fstat) of a regular file: the one place that decides whether a file may be
+    read (§5.1, §25), for every file of the layer and every declaration, at start and
+    live. Never through a symlink (`follow`: git's own control files, which git may
+    link), never a FIFO, socket or device: refused by the lstat (`info`, when the caller
+    has it), and again by fstat on the descriptor, which was opened without following a
+    link and without blocking, in case the path changed in between. At most `limit`
+    bytes; `what` the files are, in the symlink's message."""
+    try:
+        if info is None:
+            info = os.stat(path) if follow else os.lstat(path)
+        if not S_ISREG(info.st_mode) or info.st_size > limit:
+            _not_plain(info, limit, what)
+        handle = os.open(path, FOLLOW_FLAGS if follow else PLAIN_FLAGS)
+    except OSError as exc:
+        if exc.errno in _LINK_ERRNOS and not follow:
+            raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
+        raise NotPlain("unreadable", _os_reason(exc))
+    try:
+        info = os.fstat(handle)
+        if not S_ISREG(info.st_mode) or info.st_size > limit:
+            _not_plain(info, limit, what)
+        data = read_whole(handle, info.st_size, limit)
+    except OSError as exc:
+        raise NotPlain("unreadable", _os_reason(exc))
+    finally:
+        os.close(handle)
+    if len(data) > limit:
+        raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (len(data), limit))
+    return data, info
+
+
+def linked_folder(root, relative, seen):
+    """The first folder on the way to `relative` (`/`-separated, under the canonical
+    `root`) that is a symlink, or None: nothing is read through one either (§25). `seen`
+    keeps each folder's answer, so that a build asks each folder once."""
+    folder = relative.rpartition("/")[0]
+    found = seen.get(folder, False)
+    if found is not False:
+        return found
+    found, prefix = None, ""
+    for name in folder.split("/") if folder else ():
+        prefix = prefix + "/" + name if prefix else name
+        known = seen.get(prefix, False)
+        if known is False:
+            try:
+                mode = os.lstat(native_path(root, prefix)).st_mode
+            except OSError:
+                mode = 0
+            known = seen[prefix] = prefix if stat.S_ISLNK(mode) else None
+        if known is not None:
+            found = known
+            break
+    seen[folder] = found
+    return found
+
+
+def _not_plain(info, limit, what):
+    """Raise the NotPlain a file of this lstat or fstat is (it is not a plain file)."""
+    if stat.S_ISLNK(info.st_mode):
+        raise NotPlain("symlink", "a symlink is not read; %s are regular files" % what)
+    if not stat.S_ISREG(info.st_mode):
+        raise NotPlain("not_a_file", "not a regular file")
+    raise NotPlain("oversized", "%d bytes, over the %d byte limit" % (info.st_size, limit))
+
+
+def read_whole(handle, size, limit=FILE_LIMIT):
+    """The bytes of an open regular file of `size` bytes, at most `limit` + 1: a regular
+    file reads short only at its end, so one read of size+1 bytes returning fewer is the
+    whole file; more means it grew, so read on."""
+    data = os.read(handle, size + 1)
+    while len(data) > size and len(data) <= limit:
+        chunk = os.read(handle, limit + 1 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def folder_flags():
@@ -591,9 +812,16 @@ def _typed(text):
     if text == "false":
         return False
     if text[:1] in _INTEGER_FIRST and is_integer_text(text):
-        number = int(text)
-        if _INT64[0] <= number <= _INT64[1]:
-            return number
+        # What does not fit in 64 bits is a string (§3.3): counted before int() reads it,
+        # which refuses 4,300 digits on its own (§25). Leading zeros count for nothing.
+        if len(text) <= 18:
+            return int(text)      # fits in 64 bits whatever the digits
+        digits = text.lstrip("-").lstrip("0")
+        if len(digits) <= 19:
+            number = int(digits or "0")
+            number = -number if text[0] == "-" else number
+            if _INT64[0] <= number <= _INT64[1]:
+                return number
     return text
 
 
@@ -649,15 +877,27 @@ class _SubsetReader:
         self.items = {}                # list path -> next item index
 
     def container(self, path, child, full, line):
-        """The container at `path` that segment `child` goes into, created on first use."""
-        node = self.nodes.get(path)
+        """The container at `path` that segment `child` goes into, created on first use
+        with every missing ancestor (a loop, not a recursion: depth is unlimited, §3.2)."""
+        nodes = self.nodes
+        if path in nodes:
+            return self._check(nodes[path], child, full, line)
+        chain = []                  # (a missing path, the segment going into it)
+        while path not in nodes:
+            chain.append((path, child))
+            path, _, child = path.rpartition(".")
+        node = self._check(nodes[path], child, full, line)
+        for path, child in reversed(chain):
+            made = [] if child.isdigit() else {}
+            self.attach(node, path.rpartition(".")[2], made)
+            nodes[path] = node = made
+        return node
+
+    @staticmethod
+    def _check(node, child, full, line):
+        """`node`, when segment `child` may go into it (a digit into a list, a name into a
+        mapping); else the subset's error."""
         wants_list = child.isdigit()
-        if node is None:
-            parent, _, segment = path.rpartition(".")
-            node = [] if wants_list else {}
-            self.attach(self.container(parent, segment, full, line), segment, node)
-            self.nodes[path] = node
-            return node
         if wants_list and not isinstance(node, list):
             raise SubsetError("'%s' mixes a list with a mapping, on line %d" % (full, line))
         if not wants_list and not isinstance(node, dict):
@@ -818,7 +1058,10 @@ def _key_line(reader, ctx, pend, level, base, key, content, number):
 def key_paths(tree):
     """§3.4 key-path view: scalar leaves, empty lists and empty mappings, in order."""
     paths = []
-    _walk_paths(tree, "", paths)
+    try:
+        _walk_paths(tree, "", paths)
+    except RecursionError:     # deeper than Python recurses: the same walk with a stack
+        paths = _stacked_paths(tree)
     return paths
 
 
@@ -832,6 +1075,26 @@ def _walk_paths(node, prefix, paths):
             _walk_paths(value, path + ".", paths)
         else:
             paths.append(path)
+
+
+def _stacked_paths(tree):
+    """key_paths at any depth (§25): a stack of the mappings and lists being walked and
+    of their keys, each path joined once (no prefix kept per level: memory stays linear)."""
+    paths, keys, stack = [], [], [iter(tree.items())]
+    while stack:
+        for key, value in stack[-1]:
+            key = key if type(key) is str else str(key)
+            if isinstance(value, (dict, list)) and value:
+                keys.append(key)
+                stack.append(iter(value.items()) if isinstance(value, dict)
+                             else enumerate(value))
+                break
+            paths.append(".".join(keys) + "." + key if keys else key)
+        else:
+            stack.pop()
+            if keys:
+                keys.pop()
+    return paths
 
 
 FRONT_MATTER_LIMIT = 65536
@@ -1302,23 +1565,37 @@ def find_root(start):
                         "nothing reads any more; run: majordomus migrate" % legacy)
         parent = os.path.dirname(directory)
         if parent == directory:
+            # The contract's message, then where a person who meets it first can go.
             raise Fatal(EXIT_MISSING, "no Majordomus repository found from %s: no ancestor "
-                        "directory carries .ai/manifest.yaml" % here)
+                        "directory carries .ai/manifest.yaml; see 'Start a layer' in the "
+                        "README" % here)
         directory = parent
 
 
 def _read_declaration(root, relative):
     """Parse one of the repository's YAML declarations; fatal errors name its path
     (unreadable: exit 13; not the subset: exit 10)."""
-    try:
-        with open(native_path(root, relative), "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, _os_reason(exc)))
+    data = read_declared(root, relative)
     try:
         return parse_subset(data.decode("utf-8"))
     except (UnicodeDecodeError, SubsetError) as exc:
         raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, exc))
+
+
+def read_declared(root, relative):
+    """The bytes of one of the repository's declarations (read_plain): a symlink, a FIFO
+    or a file over 4 MiB is contract unmet (exit 10), named by its path and never by
+    anything it points at; a file that cannot be read is exit 13 (§25)."""
+    folder = linked_folder(root, relative, {})
+    if folder is not None:
+        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
+                    "one" % (relative, folder))
+    try:
+        return read_plain(native_path(root, relative), what="the layer's declarations")[0]
+    except NotPlain as exc:
+        if exc.code == "unreadable":
+            raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (relative, exc.message))
+        raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, exc.message))
 
 
 _TYPE_NAMES = ((bool, "a boolean"), (str, "a string"), (dict, "a mapping"), (list, "a list"))
@@ -1508,9 +1785,14 @@ def read_repository_kinds(root, manifest, shipped):
 def _repository_allow_lists(root, folder):
     """The `.txt` lists of the repository's allow/ folder, each read and compiled now."""
     lists = {}
+    linked = linked_folder(root, folder + "/", {})
+    if linked is not None:     # (its names are not even listed)
+        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
+                    "one" % (folder, linked))
     try:
+        # Every `.txt` but a folder: a link is refused by read_declared, never followed.
         names = sorted(entry.name for entry in os.scandir(native_path(root, folder))
-                       if entry.name.endswith(".txt") and entry.is_file())
+                       if entry.name.endswith(".txt") and not entry.is_dir(follow_symlinks=False))
     except OSError:
         return lists   # no folder: no lists
     for file_name in names:
@@ -1523,13 +1805,10 @@ def _repository_allow_lists(root, folder):
         else:
             raise Fatal(EXIT_CONTRACT, "%s: allow-list '%s' is shipped; a repository adds "
                         "allow-lists, it does not redefine them" % (where, name))
+        data = read_declared(root, where)
         try:
-            with open(native_path(root, where), "rb") as handle:
-                text = handle.read().decode("utf-8")
-            lists[name] = AllowList.from_text(name, text, where)
+            lists[name] = AllowList.from_text(name, data.decode("utf-8"), where)
             lists[name].compile()
-        except OSError as exc:
-            raise Fatal(EXIT_INTERNAL, "%s: cannot be read: %s" % (where, _os_reason(exc)))
         except (UnicodeDecodeError, KindsError) as exc:
             raise Fatal(EXIT_CONTRACT, "%s: %s" % (where, exc))
     return lists
@@ -1946,8 +2225,7 @@ def find_git_dirs(root):
             if os.path.isdir(marker):
                 git_dir = marker
             elif os.path.isfile(marker):
-                with open(marker, "rb") as handle:
-                    line = handle.read(4096).decode("utf-8").strip()
+                line = _git_file(marker).strip()
                 if not line.startswith("gitdir: "):
                     return None
                 git_dir = os.path.join(directory, line[len("gitdir: "):])
@@ -1956,10 +2234,10 @@ def find_git_dirs(root):
             if git_dir is not None:
                 common = git_dir
                 if os.path.isfile(os.path.join(git_dir, "commondir")):
-                    with open(os.path.join(git_dir, "commondir"), "rb") as handle:
-                        common = os.path.join(git_dir, handle.read(4096).decode("utf-8").strip())
+                    common = os.path.join(git_dir, _git_file(os.path.join(
+                        git_dir, "commondir")).strip())
                 return GitDirs(os.path.realpath(git_dir), os.path.realpath(common), directory)
-        except (OSError, UnicodeDecodeError):
+        except (OSError, NotPlain, UnicodeDecodeError):
             return _git_dirs_from_git(root)
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -1986,9 +2264,8 @@ def read_head(dirs):
     """(head commit or None, branch or None) from the control files; git itself only
     when they are of a form this does not read (e.g. the reftable format)."""
     try:
-        with open(os.path.join(dirs.git_dir, "HEAD"), "rb") as handle:
-            head = handle.read(4096).decode("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        head = _git_file(os.path.join(dirs.git_dir, "HEAD")).strip()
+    except (NotPlain, UnicodeDecodeError):
         return None, None
     if _object_name(head):
         return head, None                    # detached
@@ -2002,20 +2279,25 @@ def read_head(dirs):
 def _resolve_ref(dirs, ref):
     for folder in (dirs.git_dir, dirs.common_dir):
         try:
-            with open(os.path.join(folder, ref), "rb") as handle:
-                value = handle.read(4096).decode("utf-8").strip()
+            value = _git_file(os.path.join(folder, ref)).strip()
             return value if _object_name(value) else None
-        except (OSError, UnicodeDecodeError):
+        except (NotPlain, UnicodeDecodeError):
             continue
     try:
-        with open(os.path.join(dirs.common_dir, "packed-refs"), "rb") as handle:
-            for line in handle.read().decode("utf-8", "replace").splitlines():
-                name, _, target = line.partition(" ")
-                if target == ref and _object_name(name):
-                    return name
-    except OSError:
-        pass
+        packed = _git_file(os.path.join(dirs.common_dir, "packed-refs"), 1 << 30, "replace")
+    except NotPlain:
+        return None
+    for line in packed.splitlines():
+        name, _, target = line.partition(" ")
+        if target == ref and _object_name(name):
+            return name
     return None   # an unborn branch
+
+
+def _git_file(path, limit=4096, errors="strict"):
+    """The text of one of git's control files (read_plain: links followed, as git follows
+    them, but never a FIFO or a device); NotPlain or UnicodeDecodeError."""
+    return read_plain(path, limit=limit, follow=True)[0].decode("utf-8", errors)
 
 
 def _head_from_git(root):
@@ -2064,9 +2346,6 @@ def discover(paths, classes, manifest):
 # 6. The index (§5): each discovered file read by its kind into an object, or excluded
 #    with a named diagnostic; duplicate identities exclude every claimant.
 # ---------------------------------------------------------------------------------------
-
-FILE_LIMIT = 4194304
-
 
 class LayerObject:
     """One object of the index (§5.2)."""
@@ -2118,47 +2397,25 @@ class _Excluded(Exception):
 
 def _read_text(full, info, failure, linked=False, kept=None):
     """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
-    file's lstat (or None, and `failure` the OSError); `linked`: a symlink in the git
-    index, whatever is on disk; `kept`, a list: the bytes read are appended to it."""
+    file's lstat (or None, and `failure` the OSError); `failure` a NotPlain: a folder on
+    its path is a symlink; `linked`: a symlink in the git index, whatever is on disk;
+    `kept`, a list: the bytes read are appended to it."""
+    if isinstance(failure, NotPlain):      # a folder on its path is a symlink
+        raise _Excluded(failure.code, failure.message)
     if info is None:
         raise _Excluded("unreadable", _os_reason(failure))
-    if linked or stat.S_ISLNK(info.st_mode):
+    if linked:
         raise _Excluded("symlink", "a symlink is not read; sources are regular files")
-    if not stat.S_ISREG(info.st_mode):
-        raise _Excluded("not_a_file", "not a regular file")
-    if info.st_size > FILE_LIMIT:
-        raise _Excluded("oversized", "%d bytes, over the %d byte limit"
-                        % (info.st_size, FILE_LIMIT))
     try:
-        handle = os.open(full, READ_FLAGS)
-        try:
-            data = read_whole(handle, info.st_size)
-        finally:
-            os.close(handle)
-    except OSError as exc:
-        raise _Excluded("unreadable", _os_reason(exc))
+        data = read_plain(full, info)[0]
+    except NotPlain as exc:
+        raise _Excluded(exc.code, exc.message)
     if kept is not None:
         kept.append(data)
-    if len(data) > FILE_LIMIT:
-        raise _Excluded("oversized", "%d bytes, over the %d byte limit"
-                        % (len(data), FILE_LIMIT))
     try:
         return data.decode("utf-8"), len(data)
     except UnicodeDecodeError as exc:
         raise _Excluded("invalid_utf8", str(exc))
-
-
-def read_whole(handle, size):
-    """The bytes of an open regular file of `size` bytes, at most FILE_LIMIT + 1: a regular
-    file reads short only at its end, so one read of size+1 bytes returning fewer is the
-    whole file; more means it grew, so read on."""
-    data = os.read(handle, size + 1)
-    while len(data) > size and len(data) <= FILE_LIMIT:
-        chunk = os.read(handle, FILE_LIMIT + 1 - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 def _heading(body):
@@ -2207,6 +2464,10 @@ def read_file(decl, path, source):
         info, failure = os.lstat(full), None
     except OSError as exc:
         info, failure = None, exc
+    folder = linked_folder(decl.root, decl.on_disk.get(path, path), decl.folders)
+    if folder is not None:
+        failure = NotPlain("symlink", "a symlink is not read; the folder %s on its path is "
+                           "one" % folder)
     try:
         objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
         context = False
@@ -2389,6 +2650,7 @@ def build_index(decl, claims, discovery_diagnostics, counters, previous=None, si
     had in `previous` keeps its result; only new or changed files are read (§15.2).
     `listed` is every path discovery saw (what a context document's `tracks` match)."""
     results, read = {}, 0
+    decl.folders = {}          # each folder is asked once per build whether it is a link
     for path, source in claims:
         result = previous.get(path) if previous is not None else None
         if (result is None or result.source_id != source.id
@@ -2457,6 +2719,7 @@ class Declarations:
         # What the last discovery said of the files beyond their paths: the index's
         # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
         self.links, self.on_disk = frozenset(), {}
+        self.folders = {}   # folder -> the symlink on its way, or None (linked_folder)
         knowledge = manifest.sections["knowledge"]
         # What a live process stats to see a declaration change (§15.2). The knowledge
         # folder's own signature moves when a kinds file or an allow/ folder appears or
@@ -2471,11 +2734,29 @@ class Declarations:
 
 
 def read_declarations(root, discovery):
-    """Manifest → sources → kinds (§9.0); every defect raises Fatal."""
-    manifest = read_manifest(root, _manifest_allow())
-    classes = read_sources(root, manifest)
-    kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    """Manifest → sources → kinds (§9.0); every defect raises Fatal, whose `watched` names
+    the declarations to follow until they can be read (a live process, §25)."""
+    watched = [MANIFEST, LAYER_TREE]
+    try:
+        manifest = read_manifest(root, _manifest_allow())
+        knowledge = manifest.sections.get("knowledge")
+        if knowledge is not None:
+            allow = knowledge + "/allow"
+            watched += [knowledge + "/sources.yaml", knowledge, knowledge + "/kinds.yaml",
+                        allow] + [allow + "/" + name for name in _names_in(root, allow)]
+        classes = read_sources(root, manifest)
+        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    except Fatal as exc:
+        exc.watched = watched
+        raise
     return Declarations(root, discovery, manifest, classes, kinds, lists)
+
+
+def _names_in(root, folder):
+    try:
+        return sorted(os.listdir(native_path(root, folder)))
+    except OSError:
+        return []
 
 
 def discover_files(decl, counters, listing=None):
@@ -3180,11 +3461,17 @@ def _yaml_comments(content):
 
 
 def _leaves(node):
-    for value in node.values() if isinstance(node, dict) else node:
-        if isinstance(value, (dict, list)):
-            yield from _leaves(value)
-        else:
+    """The scalar leaves of a metadata tree, in order; a stack, not a recursion (any
+    depth, §25)."""
+    stack = [iter(node.values() if isinstance(node, dict) else node)]
+    while stack:
+        for value in stack[-1]:
+            if isinstance(value, (dict, list)):
+                stack.append(iter(value.values() if isinstance(value, dict) else value))
+                break
             yield value
+        else:
+            stack.pop()
 
 
 _ASCII_TERMS = []   # bytes.translate's table of the ASCII fast path, made on first use
@@ -4104,14 +4391,14 @@ _GIT = {"type": "object", "properties": {
     "required": ["state"]}
 _REPORT = _object_schema({
     "repository": _object_schema({
-        "root": _STR, "layer_schema": _STR,
+        "root": _STR, "layer_schema": _STR_OR_NULL,
         "sections": {"type": "object", "additionalProperties": _STR}, "git": _GIT,
         "discovery": {"type": "string", "enum": ["vcs", "filesystem"]},
         "source_classes": {"type": "array", "items": {"type": "array", "items": _STR}},
         "kinds_file": _STR_OR_NULL},
         ("root", "layer_schema", "sections", "git", "discovery", "source_classes",
          "kinds_file")),
-    "state": {"type": "string", "enum": ["ok", "degraded"]}, "objects": _INT,
+    "state": {"type": "string", "enum": ["ok", "degraded", "broken"]}, "objects": _INT,
     "kinds": _COUNTS, "diagnostics": {"type": "array", "items": _DIAGNOSTIC},
     "capabilities": _REGISTRY_SUMMARY,
     "context": _object_schema({"documents": _INT, "problems": _INT}, ("documents", "problems")),
@@ -4712,6 +4999,7 @@ class Generation:
         self.head, self.branch = head
         self.dirs = dirs          # GitDirs of the work tree, or None outside one
         self.live = live          # the Live that owns this generation (None: one-shot)
+        self.broken = None        # the fatal message, when the layer cannot be read (§25)
         began = time.perf_counter_ns()
         self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
@@ -4751,6 +5039,8 @@ class Generation:
         descriptor = self.registry.by_id.get(cap_id)
         if descriptor is None:
             raise NotFound("unknown capability: %s" % cap_id)
+        if self.broken is not None and cap_id != "repository.info":
+            raise Refused("the layer cannot be read: %s" % self.broken)
         if descriptor["kind"] not in _EXECUTABLE:
             raise Refused("capability '%s' is a resource: it is read, never executed" % cap_id)
         check_input(descriptor["input"]["schema"], arguments)
@@ -4934,8 +5224,11 @@ def _ranked_search(gen, query, kind, arguments):
     if arguments.get("cursor") is not None:
         score, _, uri = read_cursor("rank", arguments["cursor"]).partition("\t")
         try:
-            after = (-float(score), uri)
+            # A score this server wrote: a finite float's repr, a few dozen characters.
+            after = (-float(score) if len(score) <= 32 else math.nan, uri)
         except ValueError:
+            after = (math.nan, uri)
+        if after[0] != after[0] or after[0] in _INFINITIES:
             raise InvalidInput("parameter 'cursor' is not a cursor this server issued")
         start = bisect.bisect_right([(-s, o.uri) for s, o in hits], after)
     chosen = hits[start:start + limit]
@@ -4995,13 +5288,14 @@ def window(view, offset, limit):
 
 def handle_repository(gen, arguments):
     decl, index = gen.decl, gen.index
+    manifest = decl.manifest      # None while the layer cannot be read (§25)
     return {
         "repository": {
-            "root": decl.root, "layer_schema": decl.manifest.schema,
-            "sections": dict(sorted(decl.manifest.sections.items())),
+            "root": decl.root, "layer_schema": manifest.schema if manifest else None,
+            "sections": dict(sorted(manifest.sections.items())) if manifest else {},
             "git": git_report(gen), "discovery": decl.discovery,
             "source_classes": [[c.id, c.kind] for c in decl.classes],
-            "kinds_file": decl.kinds.kinds_file},
+            "kinds_file": decl.kinds.kinds_file if decl.kinds else None},
         "state": index.state, "objects": len(index.objects), "kinds": dict(index.kinds),
         "diagnostics": [d.as_dict() for d in index.diagnostics],
         "capabilities": dict(gen.registry.summary),
@@ -5220,11 +5514,20 @@ class _Building:
 def first_generation(start, discovery, counters, live=None):
     """Root → declarations → discovery → index → registry (§9.0): generation 1, and what
     a live process needs to follow it (the declarations' signatures and the walk)."""
-    root = find_root(start)
+    return read_generation(find_root(start), discovery, counters, live)
+
+
+def read_generation(root, discovery, counters, live=None):
+    """first_generation from a root already found; a Fatal from the declarations carries
+    `layer` (the layer cannot be read, §25)."""
     # git lists the index while the declarations are read (still one ls-files, §4.3).
     listing = git_started(root, *LS_FILES) if discovery == "vcs" else None
     try:
-        decl = read_declarations(root, discovery)
+        try:
+            decl = read_declarations(root, discovery)
+        except Fatal as exc:
+            exc.layer = True
+            raise
         dirs = find_git_dirs(root)
     except BaseException:
         if listing is not None:
@@ -5240,6 +5543,39 @@ def first_generation(start, discovery, counters, live=None):
         counters.values["generation"] = 1
         gen = Generation(1, decl, index, head, counters, dirs, live)
     return gen, discovered
+
+
+class Undeclared:
+    """The declarations of a layer that cannot be read (§25): the root and the discovery
+    mode, no manifest, no classes, no kinds; `watched`: what is followed until it can."""
+
+    manifest = kinds = None
+    classes = ()
+
+    def __init__(self, root, discovery, watched):
+        self.root, self.discovery, self.watched = root, discovery, watched
+        self.links, self.on_disk = frozenset(), {}
+
+    def full(self, path):
+        return native_path(self.root, path)
+
+
+def broken_generation(root, discovery, failure, counters, live):
+    """The state of a live process whose layer cannot be read (§25): generation 0, no
+    object, the fatal message as its one diagnostic; every capability but the report
+    refuses (Generation.execute)."""
+    decl = Undeclared(root, discovery, getattr(failure, "watched", [MANIFEST]))
+    index = Index([], [Diagnostic("error", "broken_layer", None, failure.message)], {},
+                  ContextTree(decl, [], [], {}, [], []))
+    index.state = "broken"
+    dirs = find_git_dirs(root)
+    head = read_head(dirs) if dirs is not None else (None, None)
+    gen = Generation(0, decl, index, head, counters, dirs, live)
+    gen.broken = failure.message
+    return gen
+
+
+NOTHING_DISCOVERED = ([], [], [], [])
 
 
 def sweep_plan(full, seen):
@@ -5324,7 +5660,16 @@ class Live:
         self._stopping.acquire()
         self._ticking = _thread.allocate_lock()
         self.board = Board()      # the sessions of this process (§27)
-        self.generation, discovered = first_generation(start, discovery, counters, self)
+        self.stale_since = None   # when the last good generation began to be served over
+        root = find_root(start)
+        try:
+            self.generation, discovered = read_generation(root, discovery, counters, self)
+        except Fatal as exc:
+            if strict or not getattr(exc, "layer", False):
+                raise
+            # The layer cannot be read: start anyway, say why, and follow it (§25).
+            self.generation = broken_generation(root, discovery, exc, counters, self)
+            discovered = NOTHING_DISCOVERED
         self._failing = False     # the last rebuild failed: the next reads everything again
         self._idle_sweep_every = SWEEP_EVERY   # learnt from the cost of each sweep
         self._watch = []
@@ -5336,7 +5681,8 @@ class Live:
         """Keep what the next check compares with: the last discovery (claims, its
         diagnostics, the folders a walk entered), the stamp's paths and values, and the
         signature of every kept file."""
-        root, dirs = gen.root, gen.dirs
+        root = gen.root
+        dirs = gen.dirs if gen.broken is None else None   # broken: its declarations alone
         self._claims, self._discovered, walked, self._listed = discovered
         declared = [native_path(root, p) for p in gen.decl.watched]
         git = []
@@ -5421,13 +5767,9 @@ class Live:
         for path, full, result in self._racy:
             now = time.time_ns()
             try:
-                handle = os.open(full, READ_FLAGS)
-                try:
-                    info = os.fstat(handle)
-                    mtime, data = info.st_mtime_ns, read_whole(handle, info.st_size)
-                finally:
-                    os.close(handle)
-            except OSError:
+                data, info = read_plain(full)
+                mtime = info.st_mtime_ns
+            except NotPlain:
                 still.append((path, full, result))    # gone: the signatures tell that
                 continue
             digest = hash(data)
@@ -5444,6 +5786,9 @@ class Live:
 
     def _rebuild(self, stamp):
         old = self.generation
+        if old.broken is not None:
+            self._first(old, stamp)
+            return
         forced, self._racy_changed = self._racy_changed, set()   # edited within their tick
         if stamp != self._stamp:
             self.counters.count("stamp_moves")
@@ -5505,14 +5850,47 @@ class Live:
             state=index.state)
         self._tell(old, new)
 
+    def _first(self, old, stamp):
+        """The layer could not be read until now (§25): read it whole, as at start; the
+        first generation built is told to the clients like any new one."""
+        if stamp != self._stamp:
+            self.counters.count("stamp_moves")
+        try:
+            new, discovered = read_generation(old.root, old.decl.discovery, self.counters,
+                                              self)
+            if self.strict and new.index.errors:   # (a strict start never gets here)
+                raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s)"
+                            % new.index.errors)
+        except Fatal as exc:
+            self.counters.count("rebuilds_failed")
+            new, discovered = broken_generation(old.root, old.decl.discovery, exc,
+                                                self.counters, self), NOTHING_DISCOVERED
+            if new.broken != old.broken:
+                log(WARN, "the layer still cannot be read", reason=new.broken)
+        except Exception:  # a defect must not end a server that explains itself
+            log(DEBUG, "rebuild failed", traceback=_traceback_text())
+            self.counters.count("rebuilds_failed")
+            self._stamp = stamp
+            return
+        else:
+            self.counters.count("index_builds")
+            self.counters.values["generation"] = new.number
+            log(INFO, "the layer can be read", generation=new.number,
+                objects=len(new.index.objects), state=new.index.state)
+        self._remember(new, discovered, stamp)
+        self.generation = new
+        self._tell(old, new)
+
     def _recovered(self, gen):
         if self.stale is not None:
             log(INFO, "the layer is readable again", generation=gen.number)
-        self.stale, self._failing = None, False
+        self.stale, self._failing, self.stale_since = None, False, None
 
     def _failed(self, message, stamp, signatures):
         """§15.3: keep the last good generation; say so once; wait for the next move."""
         self.counters.count("rebuilds_failed")
+        if self.stale is None:
+            self.stale_since = time.time()
         self.stale, self._failing = message, True
         log(WARN, "the layer could not be read again; still serving generation %d"
             % self.generation.number, reason=message)
@@ -6867,6 +7245,12 @@ class McpListing:
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
+        if gen.broken is not None:
+            self.instructions = (
+                "the layer cannot be read: %s. majordomus://repository reports it; this "
+                "server follows the layer's files and serves the layer as soon as they can "
+                "be read (resources/list_changed then tells)." % gen.broken)
+            return
         self.instructions = instructions(len(index.objects), registry.summary["total"],
                                          len(self.tools), registry.summary["mcp_resources"],
                                          index.state, len(registry.by_prompt))
@@ -7221,7 +7605,8 @@ def check_modern_envelope(params, header_version=None):
         raise RpcError(-32020, "header mismatch: MCP-Protocol-Version")
     if version != MODERN_VERSION:
         raise RpcError(-32022, "Unsupported protocol version",
-                       {"supported": [MODERN_VERSION], "requested": version})
+                       {"supported": [MODERN_VERSION],
+                        "requested": version if carried(version) else None})
 
 
 def _modern(method, result):
@@ -7244,6 +7629,8 @@ def dispatch(live, session, message, header_version=None):
     if not isinstance(message, dict):
         return _frame(None, error=(-32600, "a message is a JSON object"))
     method, msg_id = message.get("method"), message.get("id")
+    if msg_id is not None and type(msg_id) not in (int, str) and not carried(msg_id):
+        return _frame(None, error=BAD_ID)
     if not isinstance(method, str):
         return None if msg_id is None else _frame(msg_id, error=(-32600, "missing method"))
     params = message.get("params")
@@ -7278,6 +7665,19 @@ def dispatch(live, session, message, header_version=None):
         return _frame(msg_id, error=(-32603, "internal: %s" % exc))
 
 
+# An id JSON cannot carry back (§25): `1e400` reads as infinity, which is not JSON.
+BAD_ID = (-32600, "invalid id: a number JSON cannot carry back (not finite)")
+
+
+def carried(value):
+    """Can `value` be written back as JSON (no NaN, no infinity, anywhere in it)?"""
+    try:
+        _json_bytes(value)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
 def _notification_in(session, method, params):
     """A client notification: the legacy handshake's end, or a listen's cancellation."""
     if method == "notifications/initialized":
@@ -7295,12 +7695,18 @@ def _notification_in(session, method, params):
 def _frame(msg_id, result=None, error=None):
     """A JSON-RPC response as bytes; a RawJSON result is spliced without re-encoding."""
     head = b'{"jsonrpc":"2.0","id":' + _json_bytes(msg_id)
-    if error is not None:
-        body = {"code": error[0], "message": error[1]}
-        if len(error) > 2 and error[2] is not None:
-            body["data"] = error[2]
-        return head + b',"error":' + _json_bytes(body) + b"}"
-    data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
+    try:
+        if error is not None:
+            body = {"code": error[0], "message": error[1]}
+            if len(error) > 2 and error[2] is not None:
+                body["data"] = error[2]
+            return head + b',"error":' + _json_bytes(body) + b"}"
+        data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
+    except (ValueError, RecursionError) as exc:  # a defect; still one JSON frame, no NaN
+        log(DEBUG, "answer not written", traceback=_traceback_text())
+        return head + b',"error":' + _json_bytes({"code": -32603, "message": "internal: the "
+                                                  "answer cannot be written as JSON: %s"
+                                                  % exc}) + b"}"
     return head + b',"result":' + data + b"}"
 
 
@@ -7578,9 +7984,7 @@ def _query_arguments(query, schema):
             raise InvalidInput("parameter '%s' is given both whole and by entry" % name)
         expected = properties.get(name, {}).get("type")
         if expected == "integer":
-            if not is_integer_text(value):
-                raise InvalidInput("parameter '%s': '%s' is not an integer" % (name, value))
-            value = int(value)
+            value = _integer_argument("parameter '%s'" % name, value)
         elif expected == "boolean":
             if value not in ("true", "false"):
                 raise InvalidInput("parameter '%s': '%s' is not a boolean" % (name, value))
@@ -7589,25 +7993,42 @@ def _query_arguments(query, schema):
     return arguments
 
 
-def _host_allowed(host):
-    """The DNS-rebinding guard: an IP literal, localhost or *.localhost, any port."""
-    import re
-    import socket
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, bracket, rest = host[1:].partition("]")
-        family = socket.AF_INET6
-        if not bracket or (rest and not re.match(r":[0-9]*\Z", rest)):
-            return False
-    else:
-        name, family = re.sub(r":[0-9]*\Z", "", host), socket.AF_INET
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
+def _integer_argument(what, text):
+    """An integer of a query or of the command line (parse_number; a sign allowed): the
+    §7.5 InvalidInput for anything else, a number of thousands of digits included."""
     try:
-        socket.inet_pton(family, name)
-        return True
-    except (OSError, ValueError):
+        return parse_number(text, signed=True)
+    except NumberError as exc:
+        if exc.over:
+            raise InvalidInput("%s: a number of %s" % (what, exc))
+        raise InvalidInput("%s: '%s' is not an integer" % (what, text))
+
+
+_LOOPBACK_HOSTS = frozenset(("localhost", "127.0.0.1", "[::1]"))
+_LABEL_CHARS = _LOWER + _DIGITS + "-"
+
+
+def _host_allowed(host, bound=None):
+    """The DNS-rebinding guard (§10, §25): `localhost`, a `*.localhost` name of valid DNS
+    labels, `127.0.0.1` or `[::1]` (or `bound`, the literal address the server was told
+    to bind), each with an optional port. Nothing is resolved; anything else is refused."""
+    host = host.strip(" \t").lower()
+    if host.startswith("["):
+        name, bracket, port = host.partition("]")
+        name += bracket
+    else:
+        name, colon, port = host.partition(":")
+        port = colon + port
+    if port and not (port[0] == ":" and (len(port) == 1 or (
+            len(port) <= 6 and port[1:].isdigit() and port[1:].isascii()
+            and int(port[1:]) <= 65535))):
         return False
+    if name in _LOOPBACK_HOSTS or (bound is not None and name == bound):
+        return True
+    if not name.endswith(".localhost") or len(name) > 253:
+        return False
+    return all(0 < len(label) <= 63 and not label.strip(_LABEL_CHARS) and label[0] != "-"
+               and label[-1] != "-" for label in name[:-len(".localhost")].split("."))
 
 
 def _read_head(sock, data):
@@ -7639,23 +8060,45 @@ def _read_head(sock, data):
         data += chunk
 
 
+# RFC 9110's token: a method's and a header name's characters (a method: letters only).
+_TOKEN_CHARS = _LETTERS + _DIGITS + "!#$%&'*+-.^_`|~"
+
+
 def _parse_head(head):
-    """(method, target, version, headers) of a request head; HttpError 400 when malformed."""
-    import re
+    """(method, target, version, headers) of a request head; HttpError 400 when malformed:
+    a method of anything but ASCII letters, a header name that is not a token (§25)."""
     lines = head.decode("latin-1").replace("\r\n", "\n").split("\n")
     parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[0].isalpha() or not re.match(r"HTTP/1\.[01]\Z", parts[2]):
+    if len(parts) != 3 or not parts[0] or parts[0].strip(_LETTERS) or (
+            parts[2] not in ("HTTP/1.0", "HTTP/1.1")):
         raise HttpError(400, "bad_request", "malformed request line", close=True)
     headers = {}
     for line in lines[1:]:
         name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
+        if not colon or not name or name.strip(_TOKEN_CHARS):
             raise HttpError(400, "bad_request", "malformed header line", close=True)
         name = name.lower()
         if name in headers and name in ("host", "content-length", "origin"):
             raise HttpError(400, "bad_request", "header '%s' is given twice" % name, close=True)
         headers[name] = value.strip()
     return parts[0], parts[1], parts[2], headers
+
+
+def body_length(headers):
+    """The declared body's length (§10, §25): a Content-Length of ASCII digits only, at
+    most BODY_LIMIT; 400 for anything else that is not a number, 413 for a number over
+    the bound (read without converting a number of thousands of digits)."""
+    length = headers.get("content-length", "0")
+    try:
+        length = parse_number(length) if length else 0
+    except NumberError as exc:
+        if not exc.over:
+            raise HttpError(400, "bad_request", "Content-Length is not a number", close=True)
+        length = BODY_LIMIT + 1
+    if length > BODY_LIMIT:
+        raise HttpError(413, "too_large", "the request body is over the %d byte bound"
+                        % BODY_LIMIT, close=True)
+    return length
 
 
 def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False,
@@ -8109,6 +8552,9 @@ UI_HEADERS = [
      "frame-ancestors 'none'"),
     ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
 _HTML = "text/html; charset=utf-8"
+# Where a page's banner and state go, filled in when it is answered (UiPages.html): no
+# repository text can hold either (every value is escaped, raw HTML shown as text).
+_UI_BANNER, _UI_STATE = "<!--mj:banner-->", "<!--mj:state-->"
 
 
 class Page:
@@ -8206,7 +8652,30 @@ class UiPages:
         return self.error(404, "Not found", "No page is served at %s." % path)
 
     def html(self, text, status=200):
+        """A page as it is answered now: its banner and state are those of this moment (a
+        page is kept for the generation; the layer may turn stale meanwhile, §25)."""
+        state = self.state()
+        text = text.replace(_UI_BANNER, self.banner(), 1).replace(
+            _UI_STATE, '<span class="badge state-%s">%s</span>' % (state, state))
         return Page(status, text.encode("utf-8"))
+
+    def banner(self):
+        """What every page says first while the layer cannot be read (§25): that it cannot
+        and why, or since when it could not be read again and which generation is
+        served."""
+        gen, live = self.gen, self.gen.live
+        if gen.broken is not None:
+            return ('<section class="alert banner" role="alert"><p><strong>The layer cannot '
+                    'be read</strong>: <code>%s</code></p><p>Nothing of it is served until it '
+                    'can be: this server follows its files and serves the layer as soon as '
+                    'they are fixed.</p></section>\n' % _h(gen.broken))
+        if live is None or live.stale is None:
+            return ""
+        since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(live.stale_since or 0))
+        return ('<section class="alert banner" role="alert"><p><strong>The layer could not '
+                'be read again</strong> since %s: <code>%s</code></p><p>Still serving '
+                'generation %d, the last that could be read.</p></section>\n'
+                % (since, _h(live.stale), gen.number))
 
     def error(self, status, title, message, headers=()):
         page = self.html(self.layout(title, "<h1>%s</h1><p class=\"lede\">%s</p><p><a href="
@@ -8225,7 +8694,6 @@ class UiPages:
         nav = "".join('<li><a href="%s%s"%s>%s</a></li>' % (
             UI_PREFIX, href, ' aria-current="page"' if href == current else "", _h(label))
             for href, label in links)
-        state = self.state()
         live = "on" if gen.live is not None and gen.live.watch else "off"
         return (
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -8241,16 +8709,17 @@ class UiPages:
             '<label class="visually-hidden" for="mj-top-q">Search the layer</label>'
             '<input id="mj-top-q" type="search" name="q" placeholder="Search the layer">'
             '<button type="submit">Search</button></form></nav></header>\n'
-            '<main id="main">\n%s\n</main>\n'
-            '<footer><p>Generation %d \u00b7 state <span class="badge state-%s">%s</span>'
+            '<main id="main">\n%s%s\n</main>\n'
+            '<footer><p>Generation %d \u00b7 state %s'
             ' \u00b7 read-only <span id="live-note" aria-live="polite"></span></p></footer>\n'
             '</body>\n</html>\n' % (
                 _h(title), name, UI_PREFIX, UI_PREFIX, gen.number, live, UI_PREFIX, name, nav,
-                UI_PREFIX, main, gen.number, state, state))
+                UI_PREFIX, _UI_BANNER, main, gen.number, _UI_STATE))
 
     def state(self):
         live = self.gen.live
-        return "stale" if live is not None and live.stale else self.gen.index.state
+        return "stale" if live is not None and live.stale and self.gen.broken is None else (
+            self.gen.index.state)
 
     def object_link(self, obj):
         return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(obj.uri),
@@ -8264,11 +8733,6 @@ class UiPages:
         parts = ['<h1>%s</h1>' % _h(name),
                  '<p class="lede">The AI layer of this repository, as the MCP server, the REST '
                  'API and the command line serve it. Nothing here writes anything.</p>']
-        live = gen.live
-        if live is not None and live.stale:
-            parts.append('<section class="alert" aria-labelledby="mj-stale"><h2 id="mj-stale">The '
-                         'layer cannot be read again</h2><p>Still serving generation %d: '
-                         '<code>%s</code></p></section>' % (gen.number, _h(live.stale)))
         if index.diagnostics:
             # §26: when the context tree does not validate, the state says what follows
             context = ('<p><strong>%s</strong></p>' % _h(context_problems_line(index.context))
@@ -8279,7 +8743,7 @@ class UiPages:
                              len(index.diagnostics), context,
                              _diagnostic_table(index.diagnostics[:100]), UI_PREFIX))
         summary = gen.registry.summary
-        cards = [("State", '<span class="badge state-%s">%s</span>' % (self.state(), self.state())),
+        cards = [("State", _UI_STATE),
                  ("Objects", "%d" % len(index.objects)),
                  ("Diagnostics", "%d" % len(index.diagnostics)),
                  ("Branch", _h(gen.branch or "(none)")),
@@ -8697,10 +9161,11 @@ def _capability_table(registry, ids):
 #     /mcp, /ui), one thread per connection, the event streams, and the server.
 # ---------------------------------------------------------------------------------------
 
-def make_http_handler(live, mcp, access=None, options=None):
+def make_http_handler(live, mcp, bound=None, access=None, options=None):
     """The per-connection handler class: one thread per connection (socketserver). `mcp`
-    is the /mcp transport (McpOverHttp); `access` (§27) the token an owner asks for, and
-    `options` what a bridge's options must equal (None: no lease, no bridge)."""
+    is the /mcp transport (McpOverHttp); `bound`, the address literal the server was told
+    to bind, which the Host guard accepts too; `access` (§27) the token an owner asks for,
+    and `options` what a bridge's options must equal (None: no lease, no bridge)."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -8760,7 +9225,7 @@ def make_http_handler(live, mcp, access=None, options=None):
                 # the unread bytes must never be taken for the next request.
                 unread = headers.get("content-length", "0") not in ("", "0")
                 host = headers.get("host")
-                if host is not None and not _host_allowed(host):
+                if host is not None and not _host_allowed(host, bound):
                     raise HttpError(403, "forbidden", "host '%s' is not served" % host,
                                     close=unread)
                 origin = headers.get("origin")
@@ -8774,23 +9239,19 @@ def make_http_handler(live, mcp, access=None, options=None):
                 if "transfer-encoding" in headers:
                     raise HttpError(400, "bad_request", "a request body needs a Content-Length",
                                     close=True)
-                length = headers.get("content-length", "0")
-                if not length.isdigit():
-                    raise HttpError(400, "bad_request", "Content-Length is not a number",
-                                    close=True)
-                if int(length) > BODY_LIMIT:
-                    raise HttpError(413, "too_large", "the request body is over the %d byte "
-                                    "bound" % BODY_LIMIT, close=True)
-                body, pending = self.read_body(int(length), pending)
+                length = body_length(headers)
+                body, pending = self.read_body(length, pending)
                 if not in_flight.acquire(blocking=False):
                     raise HttpError(503, "busy", "%d requests are in handling; try again"
                                     % MAX_IN_FLIGHT, [("Retry-After", "1")])
+                # The event streams are counted per client address and Host (§25).
+                slots = (self.client_address[0], (host or "").lower())
                 if target.partition("?")[0] == MCP_PATH:
                     if headers.get("upgrade", "").lower() == LEASE_PROTOCOL:
                         return self.bridge(method, headers, pending), b""
-                    return self.mcp(method, headers, body, keep_alive), pending
+                    return self.mcp(method, headers, body, keep_alive, slots), pending
                 if target.partition("?")[0] == UI_EVENTS and method != "POST":
-                    return self.events(head_only), pending
+                    return self.events(head_only, headers, slots), pending
                 try:
                     # The freshness check runs outside the lock: a request that arrives
                     # during a rebuild is answered from the previous generation (§15.1).
@@ -8826,12 +9287,16 @@ def make_http_handler(live, mcp, access=None, options=None):
                 pending += chunk
             return pending[:length], pending[length:]
 
-        def events(self, head_only):
+        def events(self, head_only, headers, slots):
             """/ui/events (§22): the generation now, then each new one, as server-sent
             events; and (§27) each change of the board, as `peers` events; counted with
-            /mcp's streams."""
+            /mcp's streams; to this server's own pages only (§25: an <img> on another site
+            must not take the slots)."""
             try:
-                stream = mcp._stream()
+                if not same_origin(headers, strict=True):
+                    raise HttpError(403, "forbidden", "%s is served to this server's own "
+                                    "pages only" % UI_EVENTS)
+                stream = mcp._stream(slots)
                 if stream is not None:
                     gen = live.current()
                     stream.put(_json_bytes({"generation": gen.number}))
@@ -8890,11 +9355,11 @@ def make_http_handler(live, mcp, access=None, options=None):
             serve_bridge(self.request, pending, live, replay)
             return False
 
-        def mcp(self, method, headers, body, keep_alive):
+        def mcp(self, method, headers, body, keep_alive, slots):
             """/mcp (§19), admitted like any request; an event stream, once its head is
             written, no longer counts as a request in handling."""
             try:
-                reply = mcp.handle(method, headers, body)
+                reply = mcp.handle(method, headers, body, slots)
             finally:
                 in_flight.release()
             if reply.stream is None:
@@ -8918,7 +9383,8 @@ def make_http_handler(live, mcp, access=None, options=None):
 MCP_PATH = "/mcp"
 SESSION_IDLE = 1800.0      # seconds: a legacy session unused this long ends
 MAX_SESSIONS = 256
-MAX_STREAMS = 16           # event streams open at once, legacy GET and modern listen
+MAX_STREAMS = 16           # event streams open at once per client address and Host (§25),
+MAX_STREAMS_ALL = 64       # and in all: legacy GET, modern listen and /ui/events
 KEEP_ALIVE = 15.0          # seconds between keep-alive comments on an idle stream
 
 
@@ -9018,10 +9484,12 @@ class McpOverHttp:
         self.lock = _thread.allocate_lock()
         self.sessions = {}
         self.streams = 0
+        self.held = {}        # (client address, Host) -> its open event streams
 
-    def handle(self, method, headers, body):
+    def handle(self, method, headers, body, slots=None):
+        """`slots`: whose event streams a stream opened here counts against (§25)."""
         if method == "POST":
-            return self.post(headers, body)
+            return self.post(headers, body, slots)
         version = headers.get("mcp-protocol-version")
         if method in ("GET", "DELETE") and version is not None and (
                 version not in PROTOCOL_VERSIONS):
@@ -9029,7 +9497,7 @@ class McpOverHttp:
                                               "2026-07-28 protocol" % (method, MCP_PATH)),
                          [("Allow", "POST")])
         if method == "GET":
-            return self.open_stream(headers)
+            return self.open_stream(headers, slots)
         if method == "DELETE":
             session, problem = self.session_of(headers, None)
             if problem is not None:
@@ -9100,13 +9568,15 @@ class McpOverHttp:
 
     # -- POST -------------------------------------------------------------------------
 
-    def post(self, headers, body):
+    def post(self, headers, body, slots=None):
         try:
             message = json_loads(body.decode("utf-8"))
         except UnicodeDecodeError:
             return Reply(400, _rpc_error_body(None, -32700, "parse error: input is not UTF-8"))
         except (ValueError, RecursionError) as exc:
             return Reply(400, _rpc_error_body(None, -32700, "parse error: %s" % exc))
+        if isinstance(message, dict) and not carried(message.get("id")):
+            return Reply(400, _rpc_error_body(None, *BAD_ID))
         if not _admits(headers.get("accept"), "application/json"):
             return Reply(406, _rpc_error_body(_id_of(message), -32600, "the Accept header must "
                                               "admit application/json"))
@@ -9118,7 +9588,7 @@ class McpOverHttp:
         params = params if isinstance(params, dict) else {}
         method = message.get("method")
         if isinstance(method, str) and is_modern(method, params):
-            return self.modern(headers, message, method, params)
+            return self.modern(headers, message, method, params, slots)
         return self.legacy(headers, message, method)
 
     def legacy(self, headers, message, method):
@@ -9157,7 +9627,7 @@ class McpOverHttp:
         frames = [f for f in (dispatch(self.live, session.mcp, m) for m in messages) if f]
         return Reply(200, b"[" + b",".join(frames) + b"]") if frames else Reply(202)
 
-    def modern(self, headers, message, method, params):
+    def modern(self, headers, message, method, params, slots=None):
         """A 2026-07-28 request: no session; the envelope and the standard headers are
         checked first (400), an unknown method is 404, everything else 200."""
         msg_id = message.get("id")
@@ -9181,25 +9651,31 @@ class McpOverHttp:
         if entry is None or not entry[2]:
             return Reply(404, _rpc_error_body(msg_id, -32601, "method not found: %s" % method))
         if method == "subscriptions/listen":
-            return self.listen(message)
+            return self.listen(message, slots)
         return Reply(200, dispatch(self.live, _stateless_session(self.live), message))
 
     # -- event streams ----------------------------------------------------------------
 
-    def _stream(self):
-        """A new EventStream, or None when MAX_STREAMS are open."""
+    def _stream(self, slots=None):
+        """A new EventStream, or None when `slots` (a client address and Host) hold
+        MAX_STREAMS already, or MAX_STREAMS_ALL are open in all."""
         with self.lock:
-            if self.streams >= MAX_STREAMS:
+            held = self.held.get(slots, 0)
+            if held >= MAX_STREAMS or self.streams >= MAX_STREAMS_ALL:
                 return None
             self.streams += 1
+            self.held[slots] = held + 1
 
         def release():
             with self.lock:
                 self.streams -= 1
+                left = self.held.pop(slots) - 1
+                if left:
+                    self.held[slots] = left
         return EventStream(release)
 
-    def listen(self, message):
-        stream = self._stream()
+    def listen(self, message, slots=None):
+        stream = self._stream(slots)
         if stream is None:
             return _busy_reply(message.get("id"))
         session = McpSession(self.live, stream.put)
@@ -9210,7 +9686,10 @@ class McpOverHttp:
         stream.session = session
         return Reply(200, stream=stream)
 
-    def open_stream(self, headers):
+    def open_stream(self, headers, slots=None):
+        if not same_origin(headers, strict=False):
+            return Reply(403, _rpc_error_body(None, -32600, "a stream is not served to "
+                                              "another site's page"))
         if not _admits(headers.get("accept"), "text/event-stream") or "accept" not in headers:
             return Reply(406, _rpc_error_body(None, -32600, "the Accept header must admit "
                                               "text/event-stream"))
@@ -9220,7 +9699,7 @@ class McpOverHttp:
         if session.stream is not None:
             return Reply(409, _rpc_error_body(None, -32600, "this session's stream is open "
                                               "already"))
-        stream = self._stream()
+        stream = self._stream(slots)
         if stream is None:
             return _busy_reply(None)
         session.stream = stream
@@ -9233,6 +9712,17 @@ class McpOverHttp:
             release()
         stream.release = release
         return Reply(200, stream=stream)
+
+
+def same_origin(headers, strict):
+    """Is a request from a page of this server (§25)? An Origin was checked against the
+    Host already (§10), so one that is there is ours; else a browser's Sec-Fetch-Site
+    says same-origin or none. Not `strict`: a request no browser marked at all (no
+    Origin, no Sec-Fetch-Site: an MCP client) passes too."""
+    site = headers.get("sec-fetch-site")
+    if "origin" in headers or site in ("same-origin", "none"):
+        return True
+    return not strict and site is None
 
 
 def _stateless_session(live):
@@ -9282,9 +9772,9 @@ def serve_stream(sock, stream):
         stream.closed()
 
 
-def http_server(live, host, port, access=None, options=None):
+def http_server(live, host, port, access=None, options=None, bound=None):
     """The HTTP server of §10, §19, §22 bound to host:port (not yet serving), and its /mcp
-    transport; `access` and `options` as make_http_handler's."""
+    transport; `bound`, `access` and `options` as make_http_handler's."""
     import socket
     import socketserver
 
@@ -9298,7 +9788,7 @@ def http_server(live, host, port, access=None, options=None):
             socketserver.TCPServer.server_bind(self)
 
     mcp = McpOverHttp(live)
-    return Server((host, port), make_http_handler(live, mcp, access, options)), mcp
+    return Server((host, port), make_http_handler(live, mcp, bound, access, options)), mcp
 
 
 def run_http(live, host, port, elector=None):
@@ -9310,7 +9800,7 @@ def run_http(live, host, port, elector=None):
         lease = serve_lease(elector, host)
     try:
         server, mcp = http_server(live, host, port, lease and Access(lease.token, True),
-                                  elector.options if lease else None)
+                                  elector.options if lease else None, bound_name(host))
     except (OSError, OverflowError) as exc:
         if lease is not None:
             lease.release()
@@ -9365,6 +9855,17 @@ def serve_lease(elector, host):
             "sessions", url=value["url"], pid=value["pid"])
         return None
     return value
+
+
+def bound_name(host):
+    """The Host header that names the address `host` (--host) literally, when it is one
+    address (not a wildcard, not a name): the guard accepts it beside localhost's."""
+    host = host.lower()
+    if ":" in host:
+        return None if host.strip(":0") == "" else "[%s]" % host
+    if host.replace(".", "").isdigit() and host.strip("0.") != "":
+        return host
+    return None
 
 
 def _is_loopback(host):
@@ -9704,20 +10205,33 @@ def _check_choices(options, spec):
         raise UsageError("'--format' goes with '--inspect'", spec["usage"])
     for option in spec.get("integers", ()):
         value = options.values.get(option)
-        if value is not None and not value.isdigit():
-            raise UsageError("invalid value '%s' for '%s <N>': a whole number" % (value, option),
-                             spec["usage"])
+        if value is not None:
+            options.values[option] = _cli_number(option, value, "<N>': a whole number",
+                                                 spec["usage"])
     if "--port" in options.values:
-        port = options.values["--port"]
-        if not port.isdigit() or int(port) > 65535:
-            raise UsageError("invalid value '%s' for '--port <PORT>': a number from 0 to 65535"
-                             % port, spec["usage"])
+        port = _cli_number("--port", options.values["--port"],
+                           "<PORT>': a number from 0 to 65535", spec["usage"])
+        if port > 65535:
+            raise UsageError("invalid value '%s' for '--port <PORT>': a number from 0 to "
+                             "65535" % port, spec["usage"])
+        options.values["--port"] = port
     kind = options.values.get("--kind")
     if options.command == "capabilities list" and kind is not None and kind not in _KIND_ENUM:
         raise UsageError("kind '%s' is not query, command or resource" % kind, spec["usage"])
     exposure = options.values.get("--exposure")
     if exposure is not None and exposure not in _EXPOSURE_ENUM:
         raise UsageError("exposure '%s' is not mcp, http or cli" % exposure, spec["usage"])
+
+
+def _cli_number(option, value, wanted, usage):
+    """A number of the command line (parse_number): a usage error when it is not one, the
+    §7.5 invalid input (exit 2 too) when it has more digits than any count can."""
+    try:
+        return parse_number(value)
+    except NumberError as exc:
+        if exc.over:
+            raise Fatal(EXIT_USAGE, "invalid input: %s: a number of %s" % (option, exc))
+        raise UsageError("invalid value '%s' for '%s %s" % (value, option, wanted), usage)
 
 
 def start(options, long_lived):
@@ -9738,7 +10252,10 @@ def start(options, long_lived):
     if strict and index.errors:
         raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
                     "under --strict (run: majordomus mcp --inspect)" % index.errors)
-    if long_lived:
+    if long_lived and gen.broken is not None:
+        log(ERROR, "the layer cannot be read; serving its report and following its files "
+            "until it can be", reason=gen.broken)
+    elif long_lived:
         levels = {"error": ERROR, "warning": WARN, "info": INFO}
         for diagnostic in index.diagnostics:
             log(levels[diagnostic.severity], diagnostic.message, code=diagnostic.code,
@@ -9771,7 +10288,7 @@ def run_command(options):
             else:
                 elector = Elector(live.generation.root, folder, options_text(options))
         return run_http(live, options.get("--host", "127.0.0.1"),
-                        int(options.get("--port", "8741")), elector)
+                        options.get("--port", 8741), elector)
     if command == "peers":
         return run_peers(options)
     gen = start(options, False)[1]
@@ -9789,7 +10306,7 @@ def run_command(options):
         arguments.update((k, options.get("--" + k)) for k in ("kind", "mode")
                          if options.get("--" + k) is not None)
         if options.get("--limit") is not None:
-            arguments["limit"] = int(options.get("--limit"))
+            arguments["limit"] = options.get("--limit")
         value = execute_cli(gen, words, arguments)
         text_form = search_text
     elif command == "brief":
@@ -9821,7 +10338,7 @@ def run_command(options):
         arguments = {"uri": options.positionals[0]}
         for option in ("--offset", "--limit"):
             if option in options.values:
-                arguments[option[2:]] = int(options.values[option])
+                arguments[option[2:]] = options.values[option]
         value = execute_cli(gen, words, arguments)
         text_form = lambda view: view["content"]  # noqa: E731 -- the file, byte for byte
     default = COMMANDS[command]["formats"][0]

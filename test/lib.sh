@@ -1,10 +1,11 @@
 # test/lib.sh — the harness of the black-box cases in test/cases/NN_name.sh.
 #
 # A case is run as `bash test/cases/NN_name.sh` with:
-#   cwd          a fresh scratch git repository holding the skeleton fixture, committed
+#   cwd          a fresh scratch git repository holding the test layer (tests/fixtures/layer:
+#                the skeleton's shape, written for these tests), committed
 #   MAJORDOMUS   absolute path of the built majordomus.pyz
 #   PYTHON       the interpreter to run it with (default: python3)
-#   SKELETON     the fixture's path (informational)
+#   SKELETON     that layer's path (informational)
 #   MJ           the shell tool, when set (cross-check cases use it)
 # Exit 0 = pass. A case stops at its first failed expectation with a line
 # `FAIL <case>:<line>: <what>` followed by the output that made it fail.

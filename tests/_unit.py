@@ -28,9 +28,14 @@ def main(names):
             failing.append(name)
     failed = len(failing)
     skipped = len({str(test) for test, _ in result.skipped})
+    # Why tests were skipped, and how many each reason: the test command prints one line
+    # a reason (`skipped (no reference data at PATH): N tests`).
+    reasons = {}
+    for test, reason in {str(test): reason for test, reason in result.skipped}.items():
+        reasons[reason] = reasons.get(reason, 0) + 1
     summary = {"python": sys.version.split()[0], "run": result.testsRun,
                "passed": max(result.testsRun - failed - skipped, 0), "failed": failed,
-               "skipped": skipped, "failures": failing}
+               "skipped": skipped, "failures": failing, "skips": reasons}
     sys.stdout.write("RESULT " + json.dumps(summary) + "\n")
     return 0 if failed == 0 else 1
 

@@ -26,8 +26,8 @@ runs on loopback; every loop is bounded by a count and a deadline.
 Beside this build it measures main before the §20-§24 work, commit 0436a0f (OLD_COMMIT),
 built into the scratch directory from `git archive` with that commit's build_zipapp.py, in
 the same run and interleaved with this build's figures. Three more scratch repositories:
-shared/fixtures/real-latest/ (with an empty stand-in committed at each path its `tracks`
-name, so that its context tree validates), 10,000 rules plus 200 context documents in a
+the reference data's fixtures/real-latest/ (with an empty stand-in committed at each path
+its `tracks` name, so that its context tree validates), 10,000 rules plus 200 context documents in a
 deep tree (§20), and 20,000 rules (§23's peak RSS).
 
 Rows, by the issue they measure (each printed with its goal and "met" / "not met"):
@@ -84,16 +84,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = os.path.join(ROOT, "majordomus.py")
 PYZ = os.path.join(ROOT, "majordomus.pyz")
 BUILD = os.path.join(ROOT, "build_zipapp.py")
-SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or os.path.join(
-    os.path.dirname(ROOT), "shared", "fixtures", "skeleton")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import support  # noqa: E402  (where the reference data is: support.REFERENCE)
+# The skeleton rows run on the reference data's skeleton where it is, else on the test
+# layer of the same shape (tests/fixtures/layer), so that a plain clone measures too.
+SKELETON = support.reference("fixtures", "skeleton")
+if not os.path.isdir(SKELETON):
+    SKELETON = support.LAYER
 PYTHON = sys.executable
 
 GEN_RULES = 10000
 RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 OLD_COMMIT = "0436a0f"   # main before the §20-§24 work, measured beside this build
 DEBIAN_PYTHON = "/usr/bin/python3"   # §23's interpreter, measured when present
-REAL_LATEST = os.environ.get("MAJORDOMUS_REAL_LATEST") or os.path.join(
-    os.path.dirname(ROOT), "shared", "fixtures", "real-latest")
+REAL_LATEST = os.environ.get("MAJORDOMUS_REAL_LATEST") or support.reference(
+    "fixtures", "real-latest")
 BIG_RULES = 20000     # the peak-RSS row of §23
 CONTEXT_DOCS = 200    # context documents of the §20 repository (beside 10,000 rules)
 REPS = 200            # requests per latency row
@@ -243,6 +248,9 @@ def git(repo, *args):
 
 def copy_skeleton(dst):
     shutil.copytree(SKELETON, dst, symlinks=True)
+    if SKELETON == support.LAYER:
+        with open(os.path.join(dst, ".gitignore"), "w") as handle:
+            handle.write(support.LAYER_GITIGNORE)
     for dirpath, dirnames, filenames in os.walk(dst):
         for name in dirnames + filenames:
             p = os.path.join(dirpath, name)
@@ -1423,7 +1431,8 @@ def section_paging(table, big, reps, list_reps, old_pyz, old_reason):
 class Server:
     """`majordomus.pyz serve --port 0`; the port is parsed from its stderr log."""
 
-    def __init__(self, repo, pyz=PYZ):
+    def __init__(self, repo, pyz=None):
+        pyz = pyz or PYZ
         self.err = tempfile.TemporaryFile()
         self.t_spawn = time.perf_counter()
         self.proc = track(subprocess.Popen([PYTHON, pyz, "serve", "--port", "0"], cwd=repo,
@@ -2267,6 +2276,8 @@ def section_brief_quality(table):
         p = subprocess.run([PYTHON, script], cwd=ROOT, env=child_env(),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
         line = p.stdout.decode("utf-8", "replace").strip()
+        if line.startswith("brief quality: skipped"):       # no reference data here
+            raise NotAvailable(line[len("brief quality: "):])
         m = re.search(r"recall ([\d.]+) .*mean ([\d.]+) lines, mean ([\d.]+) characters", line)
         if p.returncode != 0 or not m:
             raise NotAvailable("%s: %s" % (exit_text(p.returncode), line or last_line(p.stderr)))
@@ -2390,6 +2401,8 @@ def section_search(table, big, reps, firsts):
         lines = [l for l in p.stdout.decode("utf-8", "replace").splitlines() if l.strip()]
         if p.returncode != 0 or not lines:
             raise NotAvailable("%s: %s" % (exit_text(p.returncode), last_line(p.stderr)))
+        if lines[0].startswith("search quality: skipped"):     # no reference data here
+            raise NotAvailable(lines[0][len("search quality: "):])
     except (OSError, subprocess.TimeoutExpired, NotAvailable) as e:
         table.na("search quality (tests/search_quality.py)", str(e),
                  "MRR@10 >= 0.8, recall@5 >= 0.9")
@@ -2888,14 +2901,62 @@ def repo_facts(repo, label):
         return None
 
 
+SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "mcp", "paging",
+            "http", "fuzz", "shared", "live")
+
+
+def section_fuzz(table, seconds):
+    """The fuzz suite's throughput (tests/fuzz.py --rate, in the test venv, which has
+    Hypothesis): examples per second per target."""
+    table.section("fuzz suite (SPEC §25): examples per second per target")
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    if not os.path.exists(python):
+        table.na("fuzz targets", "no test venv at .venv (run python3 tests/run_all.py "
+                 "--fast once)")
+        return
+    progress("fuzz suite: %d s per target" % seconds)
+    try:
+        p = subprocess.run([python, os.path.join(ROOT, "tests", "fuzz.py"), "--rate",
+                            str(seconds)], cwd=ROOT, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60 + 20 * seconds)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        table.na("fuzz targets", "%s: %s" % (type(e).__name__, e))
+        return
+    rows = 0
+    for line in p.stdout.decode("utf-8", "replace").splitlines():
+        m = re.match(r"rate (\S+) (\d+) examples in ([0-9.]+) s", line)
+        if m:
+            rows += 1
+            n, t = int(m.group(2)), float(m.group(3))
+            table.row("fuzz %s" % m.group(1), "%.0f examples/s (%d in %.1f s)" % (
+                n / t if t else 0, n, t))
+    if not rows or p.returncode != 0:
+        table.na("fuzz targets", "tests/fuzz.py --rate: %s: %s" % (
+            exit_text(p.returncode), last_line(p.stdout) or last_line(p.stderr)))
+
+
 def main(argv=None):
+    global PYZ, OLD_COMMIT
     ap = argparse.ArgumentParser(description="majordomus performance benchmark")
     ap.add_argument("--quick", action="store_true",
                     help="3 spawn runs instead of 10, fewer heavy requests, a 10 s idle "
                     "window instead of 60 s, fewer live rounds")
-    ap.add_argument("--only", choices=["shared"],
-                    help="measure one section only (shared: the shared server, SPEC §27)")
+    ap.add_argument("--only", metavar="SECTIONS",
+                    help="only these sections, comma-separated: " + ", ".join(SECTIONS))
+    ap.add_argument("--pyz", metavar="PATH",
+                    help="measure this archive instead of the checkout's majordomus.pyz")
+    ap.add_argument("--old", metavar="COMMIT", default=OLD_COMMIT,
+                    help="the earlier commit measured beside this build (default %s)"
+                    % OLD_COMMIT)
     args = ap.parse_args(argv)
+    wanted = set(SECTIONS if not args.only else args.only.split(","))
+    unknown = wanted - set(SECTIONS)
+    if unknown:
+        ap.error("unknown section(s): %s (the sections: %s)" % (
+            ", ".join(sorted(unknown)), ", ".join(SECTIONS)))
+    if args.pyz:
+        PYZ = os.path.abspath(args.pyz)
+    OLD_COMMIT = args.old
     runs = 3 if args.quick else 10
     reps = REPS
     heavy_reps = 50 if args.quick else REPS
@@ -2903,35 +2964,32 @@ def main(argv=None):
     per_client = 100 if args.quick else 250
 
     table = Table()
-    reason = build()
+    reason = build() if not args.pyz else None
     print(facts(runs, reps, heavy_reps, per_client))
     tmp = tempfile.mkdtemp(prefix="mj-bench-")
+    whole = wanted == set(SECTIONS)
     try:
         progress("creating scratch repositories under %s (%d generated rules)"
                  % (tmp, GEN_RULES))
         t0 = time.perf_counter()
-        if args.only == "shared":     # the skeleton and real-latest are all it needs
-            skel = os.path.join(tmp, "skeleton")
-            copy_skeleton(skel)
-            init_commit(skel, "skeleton")
-            big = make_rules_repo(tmp, GEN_RULES)
-            huge = make_rules_repo(tmp, BIG_RULES)
-            ctx = None
-        else:
-            skel, big = make_repos(tmp)
-        real = make_real_latest(tmp)
-        if args.only != "shared":
-            ctx = make_context_repo(tmp)
-            huge = make_rules_repo(tmp, BIG_RULES)
+        skel, big = make_repos(tmp)
+        needs = lambda *names: any(name in wanted for name in names)  # noqa: E731
+        real = make_real_latest(tmp) if needs("spawn", "context", "brief", "shared") else None
+        ctx = make_context_repo(tmp) if needs("context", "brief") else None
+        huge = make_rules_repo(tmp, BIG_RULES) if needs("memory", "shared") else None
         progress("scratch repositories made in %.1f s" % (time.perf_counter() - t0))
-        old_pyz, old_reason = build_old(tmp) if args.only != "shared" else (None, "--only")
+        old_pyz, old_reason = (build_old(tmp) if needs("spawn", "memory", "kinds", "ui",
+                                                       "paging", "live")
+                               else (None, "not measured (--only)"))
         if old_pyz:
             print("previous  %s (%s, %d bytes, built from git archive %s)" % (
                 OLD_COMMIT, os.path.basename(old_pyz), os.path.getsize(old_pyz),
                 OLD_COMMIT))
         else:
             print("previous  %s unavailable: %s" % (OLD_COMMIT, old_reason))
-        if reason is None:
+        if not whole:
+            print("sections  %s (--only)" % ", ".join(s for s in SECTIONS if s in wanted))
+        if reason is None and whole:
             for repo, label in ((skel, "skeleton"), (big, "10,000 rules"),
                                 (real, "real-latest (tracks stand-ins)"),
                                 (ctx, "10,000 rules + %d context documents" % CONTEXT_DOCS),
@@ -2946,41 +3004,55 @@ def main(argv=None):
             table.row("python3 -c pass (baseline, n=%d)" % runs, "%s (1.00x)" % fmt_ms(p50(walls)))
             for name in ("majordomus.pyz mcp --inspect", "MCP over pipes", "HTTP serve"):
                 table.na(name, reason)
-        elif args.only == "shared":
-            section_shared(table, skel, real, big, huge, runs, reps)
         else:
-            section_spawn(table, skel, big, real, runs, old_pyz, old_reason,
-                          build_floor(tmp), build_bare(tmp))
-            section_memory(table, big, huge, runs, old_pyz, old_reason)
-            section_kinds(table, skel, runs, old_pyz, old_reason)
-            table.section("context resolution (SPEC §20): majordomus_context over pipes")
-            if real:
-                section_context(table, real, "real-latest", reps, 3)
-            else:
-                table.na("majordomus_context, real-latest", "no fixture at %s" % REAL_LATEST)
-            section_context(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS, reps,
-                            3)
-            section_context_checks(table, ctx, big, 3 if args.quick else 7)
-            table.section("the brief (SPEC §26): majordomus_brief over pipes")
-            if real:
-                section_brief(table, real, "real-latest", reps, 3, 0.050, 0.005)
-            else:
-                table.na("majordomus_brief, real-latest", "no fixture at %s" % REAL_LATEST)
-            section_brief(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS, reps, 3,
-                          None, 0.020)
-            section_brief_quality(table)
-            section_search(table, big, reps, 3)
-            section_ui(table, big, 50 if args.quick else reps, runs, old_pyz, old_reason)
-            section_mcp(table, skel, "skeleton", reps, reps, False)
-            section_mcp(table, big, "10,000 rules", reps, heavy_reps, True)
-            section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
-            section_http(table, skel, "skeleton", reps, per_client, True)
-            section_http(table, big, "10,000 rules", reps, per_client, False)
-            section_shared(table, skel, real, big, huge, runs, reps)
+            if "spawn" in wanted:
+                section_spawn(table, skel, big, real, runs, old_pyz, old_reason,
+                              build_floor(tmp), build_bare(tmp))
+            if "memory" in wanted:
+                section_memory(table, big, huge, runs, old_pyz, old_reason)
+            if "kinds" in wanted:
+                section_kinds(table, skel, runs, old_pyz, old_reason)
+            if "context" in wanted:
+                table.section("context resolution (SPEC §20): majordomus_context over pipes")
+                if real:
+                    section_context(table, real, "real-latest", reps, 3)
+                else:
+                    table.na("majordomus_context, real-latest", "no fixture at %s"
+                             % REAL_LATEST)
+                section_context(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS,
+                                reps, 3)
+                section_context_checks(table, ctx, big, 3 if args.quick else 7)
+            if "brief" in wanted:
+                table.section("the brief (SPEC §26): majordomus_brief over pipes")
+                if real:
+                    section_brief(table, real, "real-latest", reps, 3, 0.050, 0.005)
+                else:
+                    table.na("majordomus_brief, real-latest", "no fixture at %s"
+                             % REAL_LATEST)
+                section_brief(table, ctx, "10,000 rules + %d documents" % CONTEXT_DOCS,
+                              reps, 3, None, 0.020)
+                section_brief_quality(table)
+            if "search" in wanted:
+                section_search(table, big, reps, 3)
+            if "ui" in wanted:
+                section_ui(table, big, 50 if args.quick else reps, runs, old_pyz, old_reason)
+            if "mcp" in wanted:
+                section_mcp(table, skel, "skeleton", reps, reps, False)
+                section_mcp(table, big, "10,000 rules", reps, heavy_reps, True)
+            if "paging" in wanted:
+                section_paging(table, big, heavy_reps, list_reps, old_pyz, old_reason)
+            if "http" in wanted:
+                section_http(table, skel, "skeleton", reps, per_client, True)
+                section_http(table, big, "10,000 rules", reps, per_client, False)
+            if "fuzz" in wanted:
+                section_fuzz(table, 3 if args.quick else 10)
+            if "shared" in wanted:
+                section_shared(table, skel, real, big, huge, runs, reps)
             # last: these sections edit and stage files in the scratch repositories
-            section_live(table, skel, "skeleton", reps, False, args.quick)
-            section_live(table, big, "10,000 rules", reps, True, args.quick, old_pyz,
-                         old_reason)
+            if "live" in wanted:
+                section_live(table, skel, "skeleton", reps, False, args.quick)
+                section_live(table, big, "10,000 rules", reps, True, args.quick, old_pyz,
+                             old_reason)
         print(table.render())
         sys.stdout.flush()
     finally:

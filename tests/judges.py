@@ -2,15 +2,19 @@
 """The official MCP judges, run by the test command against the real program (SPEC §19).
 
   * the conformance suite (@modelcontextprotocol/conformance) in server mode against the
-    `/mcp` of `majordomus serve --port 0`, in a scratch repository holding the skeleton
-    fixture: every scenario that needs nothing outside this read-only surface, each at the
-    protocol versions it applies to, judged from the suite's own checks.json; the others are
-    listed as not applicable, each with its reason;
+    `/mcp` of `majordomus serve --port 0`, in a scratch repository holding the test layer
+    (tests/fixtures/layer): every scenario that needs nothing outside this read-only
+    surface, each at the protocol versions it applies to, judged from the suite's own
+    checks.json; the others are listed as not applicable, each with its reason;
   * the MCP Inspector CLI over stdio and over HTTP, in both protocol eras, with its
-    `--strict` schema check of tools/list.
+    `--strict` schema check of tools/list;
+  * the MCP Bundle CLI (@anthropic-ai/mcpb, SPEC §28) on the bundle `build_zipapp.py --mcpb`
+    writes: `mcpb unpack`, `mcpb validate` of its manifest (and of a broken copy, which it
+    must refuse), `mcpb info`, and the unpacked bundle run by its mcp_config.
 
-Both come from the npm registry into .tools/ (tests/toolchain.py, with Node 22). Standard
-library only. Usage: python3 tests/judges.py   (prints what ran; exit 1 on any failure)
+They come from the npm registry into .tools/ (tests/toolchain.py, with Node 22). Standard
+library only. Usage: python3 tests/judges.py [--bundle]   (--bundle: the bundle's judge
+alone; prints what ran; exit 1 on any failure)
 """
 import json
 import os
@@ -83,9 +87,9 @@ class Result:
 
 def scratch_repo(base):
     repo = os.path.join(base, "repo")
-    support.copy_tree(support.SKELETON, repo)
+    support.copy_layer(repo)
     support.git(repo, "init", "-q", "-b", "main")
-    support.commit_all(repo, "skeleton")
+    support.commit_all(repo, "test layer")
     return repo
 
 
@@ -171,7 +175,7 @@ def inspector(result, argv, env, stdio, url):
             code, value, err = run(target, era, "--method", "prompts/get", "--prompt-name",
                                    "continue", "--prompt-args", "CONTEXT=inspected")
             text = (value or {}).get("messages", [{}])[0].get("content", {}).get("text", "")
-            result.check(code == 0 and text == "\n# Resume\n\ninspected\n",
+            result.check(code == 0 and text == "\n# Pick up where it stopped\n\ninspected\n",
                          "%s prompts/get continue CONTEXT=inspected" % where,
                          "    exit %s: %r\n%s" % (code, value, err[-2000:]))
             code, value, err = run(target, era, "--method", "prompts/list")
@@ -186,13 +190,98 @@ def inspector(result, argv, env, stdio, url):
                          "    exit %s: %r\n%s" % (code, value, err[-2000:]))
 
 
+def bundle(result, argv, env, work):
+    """The official mcpb CLI on the bundle build_zipapp.py --mcpb writes (SPEC §28)."""
+    folder = os.path.join(work, "bundle")
+    os.makedirs(folder)
+    built = subprocess.run([support.PYTHON, os.path.join(support.ROOT, "build_zipapp.py"),
+                            "--mcpb", os.path.join(folder, "majordomus.pyz")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    if not result.check(built.returncode == 0, "mcpb: build_zipapp.py --mcpb",
+                        built.stdout.decode("utf-8", "replace")[-2000:]):
+        return
+
+    def mcpb(*args):
+        proc = subprocess.run(argv + list(args), cwd=work, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=120)
+        return proc.returncode, _plain(proc.stdout.decode("utf-8", "replace"))
+
+    unpacked = os.path.join(work, "unpacked")
+    code, out = mcpb("unpack", os.path.join(folder, "majordomus.mcpb"), unpacked)
+    result.check(code == 0 and sorted(os.listdir(unpacked)) == ["majordomus.pyz",
+                                                                "manifest.json"],
+                 "mcpb unpack majordomus.mcpb: manifest.json and majordomus.pyz",
+                 "    exit %s: %s" % (code, out[-2000:]))
+    manifest = os.path.join(unpacked, "manifest.json")
+    code, out = mcpb("validate", manifest)
+    result.check(code == 0 and "Manifest schema validation passes!" in out,
+                 "mcpb validate manifest.json (manifest_version 0.3)",
+                 "    exit %s: %s" % (code, out[-2000:]))
+    with open(manifest, encoding="utf-8") as handle:
+        data = json.load(handle)
+    broken = os.path.join(work, "broken.json")     # the judge refuses what the spec refuses
+    with open(broken, "w", encoding="utf-8") as handle:
+        json.dump(dict(data, compatibility={"platforms": ["windows"]}), handle)
+    code, out = mcpb("validate", broken)
+    result.check(code != 0 and "platforms" in out,
+                 "mcpb validate refuses a manifest naming platform 'windows'",
+                 "    exit %s: %s" % (code, out[-2000:]))
+    code, out = mcpb("info", os.path.join(folder, "majordomus.mcpb"))
+    result.check(code == 0 and "majordomus.mcpb" in out, "mcpb info majordomus.mcpb",
+                 "    exit %s: %s" % (code, out[-2000:]))
+    # the unpacked bundle, run as a client runs it: mcp_config with its variables filled in
+    repo = scratch_repo(os.path.join(work, "for-bundle"))
+    config = data["server"]["mcp_config"]
+    args = [arg.replace("${__dirname}", unpacked).replace("${user_config.repository}", repo)
+            for arg in config["args"]]
+    requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "judges", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    proc = subprocess.run([shutil.which(config["command"]) or support.PYTHON] + args, cwd=work,
+                          env=support.base_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60,
+                          input="".join(json.dumps(r) + "\n" for r in requests).encode())
+    try:
+        answers = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+        names = [t["name"] for t in answers[1]["result"]["tools"]]
+    except (ValueError, KeyError, IndexError):
+        answers, names = [], None
+    result.check(proc.returncode == 0 and len(answers) == 2 and names == [
+        t["name"] for t in data["tools"]] and answers[0]["result"]["serverInfo"]["name"]
+                 == "majordomus",
+                 "the unpacked bundle, run by its mcp_config (%s …): initialize, tools/list "
+                 "(%d tools, as the manifest lists)" % (config["command"], len(data["tools"])),
+                 "    exit %s: %r\n%s" % (proc.returncode, answers,
+                                          proc.stderr.decode("utf-8", "replace")[-2000:]))
+
+
 def main():
     result = Result()
+    if "--bundle" not in sys.argv[1:]:
+        everything(result)
+    argv, why = toolchain.mcpb(say)
+    if not argv:
+        say("mcpb: cannot be installed here (%s)" % why)
+        result.check(False, "the bundle's judge is installed (Node 22, %s)" % toolchain.MCPB)
+        return result
+    say("judges: %s" % toolchain.MCPB)
+    work = tempfile.mkdtemp(prefix="mj-mcpb-")
+    try:
+        bundle(result, argv, toolchain.judge_env(), work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def everything(result):
+    """The conformance suite and the Inspector."""
     judges, why = toolchain.judges(say)
     if not judges:
         say("judges: cannot be installed here (%s)" % why)
         result.check(False, "the judges are installed (Node 22, conformance, inspector)")
-        return result
+        return
     work = tempfile.mkdtemp(prefix="mj-judges-")
     server = None
     try:
@@ -212,7 +301,6 @@ def main():
         if server is not None:
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
-    return result
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The differential harness of tests/test_oracle.py: the shell tool's reader against ours.
 
-The oracle is the shell tool of the era (SPEC §3.7), `<checkout>/../shared/oracle/shell`. Its
+The oracle is the shell tool of the era (SPEC §3.7), `$MAJORDOMUS_REFERENCE/oracle/shell`. Its
 reader is `lib/common.sh`: `mj_record_front FILE` prints a file's front matter (exit 2 when
 line 1 is not `---`) and `mj_yaml_flatten FILE` prints a YAML file as `key.path=value` lines
 (exit 3 and `ERROR:<message>` on stderr when it refuses). `Oracle.run` drives it over a batch
@@ -34,13 +34,16 @@ import os
 import random
 import re
 import subprocess
+import sys
 import tempfile
 
 import majordomus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ORACLE = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell")
+sys.path.insert(0, HERE)
+from support import reference  # noqa: E402
+ORACLE = reference("oracle", "shell")     # the shell tool, in the reference data
 
 # §3.7, one short name a row.
 ROWS = collections.OrderedDict([
@@ -173,8 +176,8 @@ class Oracle(object):
         self.dir = shell_dir
         if not os.path.isfile(os.path.join(shell_dir, "lib", "common.sh")):
             raise OracleMissing(
-                "the shell tool of §3.7 is not at %s (expected <checkout>/../shared/oracle/shell, "
-                "i.e. lib/common.sh there); the differential test needs it" % shell_dir)
+                "the shell tool of §3.7 is not at %s (expected $MAJORDOMUS_REFERENCE/oracle/"
+                "shell, i.e. lib/common.sh there); the differential test needs it" % shell_dir)
         self.scratch = scratch or tempfile.mkdtemp(prefix="mj-oracle-")
         self.batches = 0
         self.documents = 0

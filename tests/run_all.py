@@ -11,16 +11,27 @@
   3. a virtual environment .venv/ (gitignored) with the official MCP Python SDK, jsonschema,
      an OpenAPI validator, pyflakes and selenium, and the tests that need them (VENV_MODULES),
      the browser tests in Debian's headless Chromium with axe-core (tests/toolchain.py);
-  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp
-     and the MCP Inspector CLI over stdio and HTTP, installed with Node 22 into .tools/;
-  5. pyflakes over the product and the tests;
+  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp,
+     the MCP Inspector CLI over stdio and HTTP, and the MCP Bundle CLI (`mcpb validate`) on
+     the bundle of build_zipapp.py --mcpb, installed with Node 22 into .tools/;
+  5. the fuzz suite (tests/fuzz.py, Hypothesis in the venv: a fixed seed, bounded counts)
+     and pyflakes over the product and the tests;
   6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
-     shell tool ../shared/oracle/shell/bin/majordomus when it is there);
+     shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus when it is there);
   7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
-     plain clone's archive, answer the skeleton byte for byte alike and pass the cases;
+     plain clone's archive, answer the test layer byte for byte alike and pass the cases;
   8. the differential test of context resolution against the later shell tool
-     (tests/context_differential.py).
-Usage: python3 tests/run_all.py [--fast]   (--fast: only the interpreter running this script)
+     (tests/context_differential.py);
+  and in the unit suites' pool, first:
+  9. HEAD cloned into an empty temporary folder with no reference data beside it
+     (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run there under
+     this interpreter, one process at a time: 0 failed, its skipped groups named, its wall
+     time printed at the end beside the whole command's.
+Tests that compare with reference data (support.REFERENCE: $MAJORDOMUS_REFERENCE, default
+../shared) are skipped by name where it is absent; each reason is one line
+`skipped (no reference data at PATH): N tests`.
+Usage: python3 tests/run_all.py [--fast]   (--fast: steps 1 and 2 under the interpreter
+running this script only)
 """
 import glob
 import hashlib
@@ -42,10 +53,10 @@ import toolchain  # noqa: E402
 VENV = os.path.join(ROOT, ".venv")
 # mcp 2.x has the 2026-07-28 Client; the stamp holds this list, so a change rebuilds .venv.
 VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes",
-                 "selenium>=4.20,<5"]
+                 "selenium>=4.20,<5", "hypothesis>=6.100,<7"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
-SHELL_TOOL = os.path.join(os.path.dirname(ROOT), "shared", "oracle", "shell", "bin", "majordomus")
+SHELL_TOOL = support.reference("oracle", "shell", "bin", "majordomus")
 
 
 def say(text):
@@ -67,6 +78,12 @@ class Tally:
             self.skipped += skipped
             if note:
                 self.notes.append(note)
+
+
+def skip_lines(reasons):
+    """One line a reason tests were skipped for, in the reasons' order."""
+    return ["skipped (%s): %d test%s" % (reason, count, "" if count == 1 else "s")
+            for reason, count in sorted(reasons.items())]
 
 
 def build(tally):
@@ -201,6 +218,8 @@ def unit_line(label, summary, output, started):
 
 def report_unit(tally, label, summary, output, started):
     say(unit_line(label, summary, output, started))
+    for line in skip_lines(summary.get("skips", {})):
+        say("  " + line)
     tally.add(summary["passed"], summary["failed"], summary["skipped"])
 
 
@@ -240,9 +259,29 @@ def lint(tally, python):
                                     + proc.stdout.decode("utf-8", "replace"))
 
 
+def fuzz(tally, python):
+    """tests/fuzz.py (SPEC §25) in the venv, which has Hypothesis: its fixed seed and bounded
+    counts; its lines (examples per target, the seed, each failure); one check a target."""
+    started = time.time()
+    try:
+        proc = subprocess.run([python, os.path.join(ROOT, "tests", "fuzz.py")], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except subprocess.TimeoutExpired:
+        output = ["fuzz: timed out after 600 s"]
+    targets = [line for line in output if re.match(r"fuzz: \S+ +\d+ examples", line)]
+    failed = sum(1 for line in targets if line.endswith("FAILED"))
+    last = re.match(r"fuzz: \d+ examples over \d+ targets .*: 0 failures\Z",
+                    output[-1] if output else "")
+    ok = len(targets) - failed if last else 0
+    tally.add(ok, failed + (0 if last and targets else 1))
+    return output + ["fuzz (Hypothesis): %d targets ok, %d failing (%.1fs)"
+                     % (ok, len(targets) - ok, time.time() - started)]
+
+
 def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
-    """Each test/cases/*.sh in a fresh scratch repository holding the committed skeleton,
-    against `archive`; the lines to print."""
+    """Each test/cases/*.sh in a fresh scratch repository holding the committed test layer
+    (tests/fixtures/layer), against `archive`; the lines to print."""
     cases = sorted(glob.glob(os.path.join(ROOT, "test", "cases", "*.sh")))
     lines = ["cases: MJ=%s" % (SHELL_TOOL if os.path.isfile(SHELL_TOOL)
                                else "(unset: %s is not there)" % SHELL_TOOL)]
@@ -252,11 +291,11 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
         scratch = tempfile.mkdtemp(prefix="mj-case-")
         try:
             repo = os.path.join(scratch, "repo")
-            support.copy_tree(support.SKELETON, repo)
+            support.copy_layer(repo)
             support.git(repo, "init", "-q", "-b", "main")
-            support.commit_all(repo, "skeleton")
+            support.commit_all(repo, "test layer")
             env = support.base_env({"MAJORDOMUS": archive,
-                                    "PYTHON": python, "SKELETON": support.SKELETON})
+                                    "PYTHON": python, "SKELETON": support.LAYER})
             if os.path.isfile(SHELL_TOOL):
                 env["MJ"] = SHELL_TOOL
             try:
@@ -285,7 +324,7 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
 # Seconds each module takes under one interpreter on an idle machine, roughly: the modules
 # are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
 # long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
-MODULE_SECONDS = {"test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
+MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
                   "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
                   "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
                   "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8,
@@ -321,12 +360,14 @@ def run_suite(pool, found):
 def merged(futures):
     """One summary (and the output of every failing shard) for one interpreter's shards,
     and the lines its tests printed for the record (the differential oracle's counts)."""
-    total = {"passed": 0, "failed": 0, "skipped": 0}
+    total = {"passed": 0, "failed": 0, "skipped": 0, "skips": {}}
     outputs, record = [], []
     for future in futures:
         summary, output = future.result()
-        for key in total:
+        for key in ("passed", "failed", "skipped"):
             total[key] += summary.get(key, 0)
+        for reason, count in summary.get("skips", {}).items():
+            total["skips"][reason] = total["skips"].get(reason, 0) + count
         if summary.get("failed"):
             outputs.append(output)
         record += [line for line in output.splitlines() if line.startswith(RECORDED)]
@@ -367,10 +408,11 @@ def extras(tally, venv_ready):
     counts = re.match(r"judges: (\d+) checks ok, (\d+) failing\Z", output[-1] if output else "")
     lines += output[:-1]
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
-    lines.append("judges (conformance suite, MCP Inspector): %d checks ok, %d failing (%.1fs)"
-                 % (passed, failed, time.time() - started))
+    lines.append("judges (conformance suite, MCP Inspector, mcpb): %d checks ok, %d failing "
+                 "(%.1fs)" % (passed, failed, time.time() - started))
     tally.add(passed, failed)
     if venv:
+        lines += fuzz(tally, venv)
         lines.append(lint(tally, venv))
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))
@@ -380,7 +422,7 @@ def extras(tally, venv_ready):
 
 def autocrlf_checkout(tally):
     """§24: the checkout cloned with core.autocrlf=true (Git for Windows' default) builds
-    the archive a plain clone builds, answers the skeleton byte for byte like it, and passes
+    the archive a plain clone builds, answers the test layer byte for byte like it, and passes
     the bash cases; one line, one count. Both clones are of HEAD."""
     import test_platform
     started = time.time()
@@ -393,10 +435,10 @@ def autocrlf_checkout(tally):
             builds[name] = test_platform.build_in(clone)
         with open(builds["lf"], "rb") as lf, open(builds["autocrlf"], "rb") as other:
             same = lf.read() == other.read()
-        repo = os.path.join(scratch, "skeleton")
-        support.copy_tree(support.SKELETON, repo)
+        repo = os.path.join(scratch, "layer")
+        support.copy_layer(repo)
         support.git(repo, "init", "-q", "-b", "main")
-        support.commit_all(repo, "skeleton")
+        support.commit_all(repo, "test layer")
         expected = test_platform.skeleton_answers(builds["lf"], repo)
         difference = test_platform.first_difference(
             expected, test_platform.skeleton_answers(builds["autocrlf"], repo))
@@ -410,7 +452,7 @@ def autocrlf_checkout(tally):
         shutil.rmtree(scratch, ignore_errors=True)
     ok = same and difference is None and cases.failed == 0 and cases.passed > 0
     tally.add(int(ok), int(not ok))
-    line = ("autocrlf checkout: %s (archive %s, %d skeleton answers %s, cases %d passed, "
+    line = ("autocrlf checkout: %s (archive %s, %d test layer answers %s, cases %d passed, "
             "%d failed) (%.1fs)" % ("ok" if ok else "FAILED", "identical" if same else "DIFFERS",
                                    len(expected), "identical" if difference is None else
                                    "DIFFER", cases.passed, cases.failed, time.time() - started))
@@ -419,6 +461,44 @@ def autocrlf_checkout(tally):
     if cases.failed:
         line += "\n" + "\n".join(case_lines)
     return line
+
+
+PLAIN_TIMEOUT = 1800
+
+
+def plain_clone(tally):
+    """§28: HEAD cloned into an empty temporary folder with nothing beside it and
+    MAJORDOMUS_REFERENCE pointing nowhere, and `tests/run_all.py --fast` run there under
+    this interpreter, its shards one at a time (it runs beside the other interpreters'
+    suites, in one place of the pool): one count, ok when it ends `N passed, 0 failed`.
+    (lines, seconds)."""
+    started = time.time()
+    scratch = tempfile.mkdtemp(prefix="mj-plain-")
+    try:
+        clone = os.path.join(scratch, "majordomus")
+        support.git(scratch, "clone", "-q", ROOT, clone)
+        env = dict(os.environ, MAJORDOMUS_REFERENCE=os.path.join(scratch, "shared"),
+                   MAJORDOMUS_TEST_JOBS="1")
+        proc = subprocess.run([sys.executable, os.path.join("tests", "run_all.py"), "--fast"],
+                              cwd=clone, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=PLAIN_TIMEOUT)
+        output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
+    except (subprocess.TimeoutExpired, AssertionError, OSError) as exc:
+        output, proc = ["%s: %s" % (type(exc).__name__, exc)], None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    seconds = time.time() - started
+    last = output[-1] if output else ""
+    counts = re.match(r"(\d+) passed, (\d+) failed", last)
+    ok = bool(proc and proc.returncode == 0 and counts and counts.group(2) == "0"
+              and int(counts.group(1)) > 0)
+    tally.add(int(ok), int(not ok), note=None if ok else "the plain clone's --fast failed")
+    lines = ["plain clone (no reference data; --fast, python %s): %s: %s (%.1fs)" % (
+        sys.version.split()[0], "ok" if ok else "FAILED", last, seconds)]
+    lines += ["  " + line.strip() for line in output if line.strip().startswith("skipped (")]
+    if not ok:
+        lines += output[-200:]
+    return lines, seconds
 
 
 def run_context_oracle(tally):
@@ -431,8 +511,13 @@ def run_context_oracle(tally):
         output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
     except subprocess.TimeoutExpired:
         output = ["context oracle: timed out after 900 s"]
+    last = output[-1] if output else ""
+    skipped = re.match(r"context oracle: skipped \((.*)\)\Z", last)
+    if skipped:                 # no reference data here: one skipped check, said as such
+        tally.add(0, 0, 1)
+        return ["context oracle: " + skip_lines({skipped.group(1): 1})[0]]
     counts = re.match(r"context oracle: \d+ answers \(.*\): (\d+) agree, (\d+) disagree \(",
-                      output[-1] if output else "")
+                      last)
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
     tally.add(passed, failed)
     return output
@@ -455,18 +540,26 @@ def main():
         % (JOBS, len(shards())))
     started = time.time()
     with ThreadPoolExecutor(max_workers=JOBS) as pool, ThreadPoolExecutor(max_workers=1) as side:
+        # --fast is the build and the unit suite alone (the README says so). The plain
+        # clone's --fast takes one of the pool's places first (one process at a time, like
+        # one more interpreter's suite), while the extras run one after another beside.
+        plain = None if fast else pool.submit(plain_clone, tally)
         jobs = run_suite(pool, found)
-        beside = side.submit(extras, tally, lambda: venv_python(tally))
+        beside = None if fast else side.submit(extras, tally, lambda: venv_python(tally))
         for interp in found:
             summary, output, record = merged(jobs[interp.label])
             report_unit(tally, "unittest " + interp.label, summary, output, started)
             for line in record:
                 say("  " + line)
-        for line in beside.result():
+        for line in beside.result() if beside else ():
+            say(line)
+        plain_lines, plain_seconds = plain.result() if plain else ([], None)
+        for line in plain_lines:
             say(line)
     for note in tally.notes:
         say("note: " + note)
-    say("total time %.1fs" % (time.time() - began))
+    say("total time %.1fs%s" % (time.time() - began, "" if plain_seconds is None else
+                                 " (the plain clone's --fast: %.1fs)" % plain_seconds))
     tail = ", %d skipped" % tally.skipped if tally.skipped else ""
     say("%d passed, %d failed%s" % (tally.passed, tally.failed, tail))
     return 0 if tally.failed == 0 else 1

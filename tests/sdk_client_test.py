@@ -67,9 +67,9 @@ class SdkClientTest(unittest.TestCase):
                     out["get_repo"] = wire(await session.call_tool("majordomus_get",
                                                                    {"uri": REPOSITORY_URI}))
                     out["search"] = wire(await session.call_tool(
-                        "majordomus_search", {"query": "durable", "mode": "substring"}))
+                        "majordomus_search", {"query": "unfinished", "mode": "substring"}))
                     out["ranked"] = wire(await session.call_tool("majordomus_search",
-                                                                 {"query": "durable state"}))
+                                                                 {"query": "unfinished notes"}))
                     out["repository"] = wire(await session.call_tool("majordomus_repository",
                                                                      {}))
                     out["list"] = wire(await session.call_tool("majordomus_list",
@@ -136,7 +136,7 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual(sc["id"], "prompt.continue")
         self.assertEqual(sc["kind"], "prompt")
         self.assertEqual(sc["metadata"], {"name": "continue",
-                                          "description": "resume a task from durable state"})
+                                          "description": "pick up unfinished work from its notes"})
         self.assertEqual(sc["content"].encode("utf-8"), prompt_bytes)
         self.assertEqual(get["content"][0]["type"], "text")
         self.assertEqual(json.loads(get["content"][0]["text"]), sc)
@@ -152,12 +152,12 @@ class SdkClientTest(unittest.TestCase):
         search = out["search"]
         self.assertIs(search["isError"], False)
         ssc = search["structuredContent"]
-        self.assertEqual(ssc["query"], "durable")
+        self.assertEqual(ssc["query"], "unfinished")
         self.assertEqual((ssc["count"], ssc["total"]), (1, 1))
         self.assertEqual(ssc["limit"], 20)
         self.assertNotIn("next_cursor", ssc)
         self.assertEqual([h["uri"] for h in ssc["hits"]], [PROMPT_URI])
-        self.assertEqual(ssc["hits"][0]["snippet"], "description: resume a task from durable state")
+        self.assertEqual(ssc["hits"][0]["snippet"], "description: pick up unfinished work from its notes")
         ranked = out["ranked"]["structuredContent"]     # §21: the default mode
         self.assertEqual(list(ranked)[:2], ["query", "mode"])
         self.assertEqual(ranked["mode"], "ranked")
@@ -187,7 +187,7 @@ class SdkClientTest(unittest.TestCase):
             "name": "CONTEXT", "description": "Replaces {{CONTEXT}} in the prompt.",
             "required": True}])
         self.assertEqual(out["prompt"]["messages"], messages)
-        self.assertEqual(out["prompt"]["description"], "resume a task from durable state")
+        self.assertEqual(out["prompt"]["description"], "pick up unfinished work from its notes")
 
         unknown = out["unknown_cap"]
         self.assertIs(unknown["isError"], True)

@@ -28,20 +28,44 @@ def reference(*parts):
     return os.path.join(REFERENCE, *parts)
 
 
+def reference_missing(*parts):
+    """None when parts exist under the reference data, else the reason a test that needs
+    them is skipped: `no reference data at PATH`, PATH naming the group the data belongs
+    to (its first two parts: fixtures/skeleton, oracle/shell, reference/allow…) or the
+    first missing path below it, so that the test command counts each group's skipped
+    tests on one line."""
+    if os.path.exists(reference(*parts)):
+        return None
+    shown = reference(*parts[:2])
+    for end in range(3, len(parts) + 1):
+        if not os.path.exists(shown):
+            break
+        shown = reference(*parts[:end])
+    return "no reference data at %s" % shown
+
+
 def reference_or_skip(testcase, *parts):
     """The path of parts under the reference data, or skip testcase by name when absent."""
     import unittest
-    path = reference(*parts)
-    if not os.path.exists(path):
-        raise unittest.SkipTest("no reference data at %s" % path)
-    return path
+    missing = reference_missing(*parts)
+    if missing:
+        raise unittest.SkipTest(missing)
+    return reference(*parts)
 
 
-SKELETON = os.environ.get("MAJORDOMUS_SKELETON") or reference("fixtures", "skeleton")
+# The project's own test layer (tests/fixtures/layer/, written for these tests and never
+# copied from reference data): what make_repo starts from by default, the same everywhere,
+# with or without reference data. It has the skeleton's shape (the same paths, kinds and
+# identities) in words of its own; SKELETON is the name the tests have long used for it.
+# Its .gitignore is written by copy_layer: inside this checkout a .gitignore there would
+# make git ignore the fixture's own .ai/local/.
+LAYER = os.path.join(ROOT, "tests", "fixtures", "layer")
+LAYER_GITIGNORE = ".ai/local/\n"
+SKELETON = LAYER
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
 READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
-# The objects the skeleton fixture serves, in URI order.
+# The objects the default layer serves, in URI order.
 SKELETON_URIS = [
     "majordomus://document/.ai/repo/rules/README.md",
     "majordomus://document/.ai/repo/workflows/README.md",
@@ -158,12 +182,22 @@ def tempdir(testcase):
     return d
 
 
+def copy_layer(dst, src=LAYER):
+    """The project's test layer (or another tree, such as the reference skeleton) copied to
+    dst, writable, with the layer's .gitignore."""
+    copy_tree(src, dst)
+    if src == LAYER:
+        write(dst, ".gitignore", LAYER_GITIGNORE)
+    return dst
+
+
 def make_repo(testcase, files=None, skeleton=True, commit=True, git_init=True, name="repo"):
-    """A scratch repository under a temp dir: the skeleton fixture plus files, committed."""
+    """A scratch repository under a temp dir: the test layer (tests/fixtures/layer, unless
+    skeleton is False) plus files, committed."""
     repo = os.path.join(tempdir(testcase), name)
     os.makedirs(repo)
     if skeleton:
-        copy_tree(SKELETON, repo)
+        copy_layer(repo)
     for rel, data in (files or {}).items():
         write(repo, rel, data)
     if git_init:

@@ -2,8 +2,10 @@
 
 Every list compiles and every pattern is anchored in the file; every list a shipped kind
 names is there (the 23 kinds of the later era, plus `manifest`); and each list still allows
-every key path the shell era's list allows (`../shared/reference/allow/`) and every path the
-later era's list it was taken from allows (`../shared/reference/later/allow/`).
+every key path the shell era's list allows (`$MAJORDOMUS_REFERENCE/reference/allow/`) and
+every path the later era's list it was taken from allows
+(`$MAJORDOMUS_REFERENCE/reference/later/allow/`; those comparisons skip by name where the
+reference data is absent).
 
 Regular expressions cannot be compared as sets, so a reference pattern is turned into sample
 key paths by a small expander of the regex dialect the lists use (alternation, groups, `?`,
@@ -22,10 +24,11 @@ import majordomus  # noqa: E402
 
 ROOT = support.ROOT
 SHIPPED = os.path.join(ROOT, "share", "allow")
-REFERENCE = os.path.join(os.path.dirname(ROOT), "shared", "reference")
-ERA = os.path.join(REFERENCE, "allow")
-LATER = os.path.join(REFERENCE, "later", "allow")
-LATER_KINDS = os.path.join(REFERENCE, "later", "kinds.share-ca6f3615.yaml")
+# The reference data's allow-lists (the shell era's, and the later era's with its kinds
+# file): the tests that compare with them skip by name where they are absent.
+ERA = ("reference", "allow")
+LATER = ("reference", "later", "allow")
+LATER_KINDS = ("reference", "later", "kinds.share-ca6f3615.yaml")
 
 # §4.1: the lists the 23 shipped kinds name (`session` names `session-record`; document,
 # command, implementation and test name none), then the manifest's, then `project` (kept:
@@ -49,10 +52,9 @@ def pattern_lines(text):
     return [line for line in text.split("\n") if line.strip() and not line.startswith("#")]
 
 
-def need_reference(testcase, path):
-    if not os.path.exists(path):
-        testcase.fail("%s is absent: these checks read the reference data beside the checkout "
-                      "(<checkout>/../shared/reference/)" % path)
+def need_reference(testcase, parts):
+    """The reference path of parts, or skip testcase by name (support.reference_or_skip)."""
+    return support.reference_or_skip(testcase, *parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,8 +288,7 @@ class ShippedListsTest(unittest.TestCase):
         self.assertEqual(sorted(set(EXPECTED) - set(self.shipped_names())), [])
 
     def test_the_named_lists_are_those_of_the_shipped_kinds(self):
-        need_reference(self, LATER_KINDS)
-        kinds = majordomus.parse_subset(read(LATER_KINDS))["kinds"]
+        kinds = majordomus.parse_subset(read(need_reference(self, LATER_KINDS)))["kinds"]
         self.assertEqual(len(kinds), 23)
         named = set(entry["schema"] for entry in kinds.values() if "schema" in entry)
         self.assertEqual(sorted(named), sorted(KIND_LISTS))
@@ -332,21 +333,21 @@ class ShippedListsTest(unittest.TestCase):
                                  ["zz_no_such_key", "id.zz.0", "", "."])
 
     def test_still_allows_what_the_shell_era_allows(self):
-        need_reference(self, ERA)
-        era_names = sorted(f[:-4] for f in os.listdir(ERA) if f.endswith(".txt"))
+        era = need_reference(self, ERA)
+        era_names = sorted(f[:-4] for f in os.listdir(era) if f.endswith(".txt"))
         self.assertEqual(era_names, ["issue", "manifest", "milestone", "policy", "profile",
                                      "project", "prompt", "rule"])
         for name in era_names:
             with self.subTest(list=name):
                 self.assertEqual(not_allowed(read(os.path.join(SHIPPED, name + ".txt")),
-                                             read(os.path.join(ERA, name + ".txt"))), [])
+                                             read(os.path.join(era, name + ".txt"))), [])
 
     def test_still_allows_what_the_later_list_allows(self):
-        need_reference(self, LATER)
+        later = need_reference(self, LATER)
         for name in TAKEN_FROM_LATER:
             with self.subTest(list=name):
                 self.assertEqual(not_allowed(read(os.path.join(SHIPPED, name + ".txt")),
-                                             read(os.path.join(LATER, name + ".txt"))), [])
+                                             read(os.path.join(later, name + ".txt"))), [])
 
     def test_derived_lists_name_their_schema(self):
         for name in DERIVED:

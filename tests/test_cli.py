@@ -56,24 +56,23 @@ BUILTINS = {
 # (kind, identity, path, source_class, section, title, description, tags)
 DECLARATIVES = [
     ("document", ".ai/repo/rules/README.md", ".ai/repo/rules/README.md", "rule", "rules",
-     "Repository rules", None, None),
+     "Rules of this layer", None, None),
     ("document", ".ai/repo/workflows/README.md", ".ai/repo/workflows/README.md", "workflow",
-     "workflows", "Workflows", None, None),
+     "workflows", "How work is done here", None, None),
     ("document", ".ai/repo/workflows/plan.md", ".ai/repo/workflows/plan.md", "workflow",
-     "workflows", "Taking work from the plan", None, None),
+     "workflows", "Working from a plan", None, None),
     ("document", ".ai/repo/workflows/task-lifecycle.md", ".ai/repo/workflows/task-lifecycle.md",
-     "workflow", "workflows", "The task lifecycle", None, None),
-    ("document", "README.md", "README.md", "readme", None, "Skeleton fixture", None, None),
+     "workflow", "workflows", "From start to finish", None, None),
+    ("document", "README.md", "README.md", "readme", None, "Fixture layer", None, None),
     ("policy", ".ai/repo/policy.yaml", ".ai/repo/policy.yaml", "policy", "policy", None, None,
      None),
     ("profile", "implementation", ".ai/repo/profiles/implementation.yaml", "profile",
      "profiles", "implementation",
-     "build a described feature or change within a known design", None),
+     "make a planned change in code whose design is settled", None),
     ("prompt", "continue", ".ai/repo/prompts/continue.md", "prompt", "prompts", "continue",
-     "resume a task from durable state", None),
-    ("rule", "majordomus.scope-integrity@1", RULE_PATH, "rule", "rules", "Scope integrity",
-     "A task touches only the paths it claimed; work found elsewhere is not accepted as "
-     "done.", ["scope", "verification"]),
+     "pick up unfinished work from its notes", None),
+    ("rule", "majordomus.scope-integrity@1", RULE_PATH, "rule", "rules", "Stay inside the claimed paths",
+     "A task changes only the files it said it would change.", ["scope", "review"]),
 ]
 COMMANDS = {"peers.announce"}      # §27: the one command (POST, not read-only)
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
@@ -377,7 +376,7 @@ class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
                 7: "http         none", 8: "cli          none",
                 9: "input        (anonymous)", 10: "output       ObjectView"},
             "document.README.md": {
-                3: "title        Skeleton fixture", 4: "description",
+                3: "title        Fixture layer", 4: "description",
                 5: "provenance   README.md (class readme, section -)"},
             "capabilities.list": {8: "cli          majordomus capabilities list"},
         }
@@ -430,8 +429,8 @@ class GetTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(view["uri"], RULE_URI)
                 self.assertEqual(view["id"], RULE_ID)
                 self.assertEqual(view["identity"], "majordomus.scope-integrity@1")
-                self.assertEqual(view["title"], "Scope integrity")
-                self.assertEqual(view["metadata"]["tags"], ["scope", "verification"])
+                self.assertEqual(view["title"], "Stay inside the claimed paths")
+                self.assertEqual(view["metadata"]["tags"], ["scope", "review"])
                 self.assertEqual(view["metadata"]["version"], 1)
                 self.assertEqual(view["provenance"], {
                     "path": RULE_PATH, "directory": os.path.dirname(RULE_PATH),
@@ -514,7 +513,8 @@ class GetTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(out, self.file_bytes(RULE_PATH))
         err = self.run_fail(["get", RULE_URI], d, 12)
         self.assertEqual(err, "majordomus: no Majordomus repository found from %s: no "
-                              "ancestor directory carries .ai/manifest.yaml\n"
+                              "ancestor directory carries .ai/manifest.yaml; see 'Start a layer' in the "
+                              "README\n"
                          % os.path.realpath(d))
         err = self.run_fail(["capabilities", "list"], d, 12)
         self.assertTrue(err.startswith("majordomus: no Majordomus repository found from "),
@@ -550,7 +550,7 @@ class PromptTest(CliAsserts, unittest.TestCase):
                 with open(os.path.join(self.repo, self.PATH), "rb") as f:
                     size = len(f.read())
                 self.assertEqual(json.dumps(doc), json.dumps({
-                    "name": "continue", "description": "resume a task from durable state",
+                    "name": "continue", "description": "pick up unfinished work from its notes",
                     "messages": [{"role": "user",
                                   "content": {"type": "text", "text": filled}}],
                     "uri": "majordomus://prompt/continue",

@@ -14,8 +14,10 @@ from tests import support
 
 import majordomus as mj
 
-FIXTURE_69 = os.path.join(os.path.dirname(support.ROOT), "shared", "oracle", "context", "test",
-                          "fixture-69")
+# A layer whose folders explain themselves (tests/fixtures/context/, written for these tests
+# in the shape of the shell tool's fixture-69): a manifest naming README.md as the context
+# documents, a policy and three READMEs (ai.layer final, ai.repo, ai.repo.rules).
+CONTEXT_LAYER = os.path.join(support.ROOT, "tests", "fixtures", "context")
 SOURCES = """version: 1
 sources:
   - id: policy
@@ -45,11 +47,12 @@ def cdoc(id, scope="subtree", order=100, *lines, drop=()):
 
 
 def layer_repo(case, files=None):
-    """A scratch repository: the shell tool's fixture-69 layer (the real manifest with
-    context.documents: [README.md], the skeleton policy, three READMEs), a sources file
-    that discovers every Markdown file under .ai/, and `files`; committed."""
+    """A scratch repository: the context test layer (a manifest with context.documents:
+    [README.md], a policy, three READMEs), a sources file that discovers every Markdown
+    file under .ai/, and `files`; committed."""
     repo = support.make_repo(case, skeleton=False, commit=False)
-    support.copy_tree(FIXTURE_69, repo)
+    support.copy_tree(CONTEXT_LAYER, repo)
+    support.write(repo, ".gitignore", support.LAYER_GITIGNORE)
     support.write(repo, ".ai/repo/knowledge/sources.yaml", SOURCES)
     for rel, data in (files or {}).items():
         support.write(repo, rel, data)

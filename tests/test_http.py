@@ -54,35 +54,33 @@ TITLES = {
     "majordomus://policy/.ai/repo/policy.yaml": None,
     "majordomus://profile/implementation": "implementation",
     "majordomus://prompt/continue": "continue",
-    RULE_URI: "Scope integrity",
+    RULE_URI: "Stay inside the claimed paths",
 }
 DESCRIPTIONS = {
     "majordomus://profile/implementation":
-        "build a described feature or change within a known design",
-    "majordomus://prompt/continue": "resume a task from durable state",
-    RULE_URI: "A task touches only the paths it claimed; work found elsewhere is not "
-              "accepted as done.",
+        "make a planned change in code whose design is settled",
+    "majordomus://prompt/continue": "pick up unfinished work from its notes",
+    RULE_URI: "A task changes only the files it said it would change.",
 }
 RULE_METADATA = {
     "id": "majordomus.scope-integrity",
     "version": 1,
     "kind": "rule",
-    "title": "Scope integrity",
-    "description": "A task touches only the paths it claimed; work found elsewhere is not "
-                   "accepted as done.",
-    "statement": "Work outside the paths a task claimed is not accepted as that task's work.",
+    "title": "Stay inside the claimed paths",
+    "description": "A task changes only the files it said it would change.",
+    "statement": "Changes outside the paths a task claimed do not count as that task's work.",
     "status": "active",
     "class": "blocking",
-    "depends_on": ["majordomus.one-worker-one-scope@1"],
-    "tags": ["scope", "verification"],
+    "depends_on": ["majordomus.one-task-at-a-time@1"],
+    "tags": ["scope", "review"],
     "x-majordomus": {
         "validator": "scope",
         "category": "scope",
-        "enforced_by": ["check", "finish", "watch"],
+        "enforced_by": ["check", "finish"],
         "policy_key": "scope_respected",
         "exit_code": 10,
-        "claims": ["scope-enforcement", "scoped-task"],
-        "tests": ["test/cases/04_start_check.sh"],
+        "claims": ["claimed-paths", "one-task"],
+        "tests": ["test/cases/03_scope.sh"],
     },
 }
 SECTIONS = {
@@ -422,9 +420,9 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual(doc["count"], 1)
         doc = self.get_ok(self.srv, "/api/v1/objects?kind=document")
         self.assertEqual(doc["count"], 5)
-        doc = self.get_ok(self.srv, "/api/v1/objects?tag=verification")
+        doc = self.get_ok(self.srv, "/api/v1/objects?tag=review")
         self.assertEqual([o["uri"] for o in doc["objects"]], [RULE_URI])
-        doc = self.get_ok(self.srv, "/api/v1/objects?kind=prompt&tag=verification")
+        doc = self.get_ok(self.srv, "/api/v1/objects?kind=prompt&tag=review")
         self.assertEqual(doc, {"count": 0, "total": 0, "objects": []})
         # §16: a page of 4, then the rest through next_cursor
         doc = self.get_ok(self.srv, "/api/v1/objects?limit=4")
@@ -452,7 +450,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual(doc["id"], "rule.majordomus.scope-integrity@1")
         self.assertEqual(doc["kind"], "rule")
         self.assertEqual(doc["identity"], "majordomus.scope-integrity@1")
-        self.assertEqual(doc["title"], "Scope integrity")
+        self.assertEqual(doc["title"], "Stay inside the claimed paths")
         self.assertEqual(doc["description"], DESCRIPTIONS[RULE_URI])
         self.assertEqual(doc["metadata"], RULE_METADATA)
         self.assertEqual(list(doc["metadata"]), list(RULE_METADATA))
@@ -473,7 +471,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                              "source_class": "readme",
                                              "bytes": len(support.read_bytes(self.repo, "README.md"))})
         self.assertEqual(doc["metadata"], {})
-        self.assertEqual(doc["title"], "Skeleton fixture")
+        self.assertEqual(doc["title"], "Fixture layer")
         self.assertNotIn("description", doc)
         doc = self.get_ok(self.srv, "/api/v1/object?uri=" + q(PLAN_URI))
         self.assertEqual(doc["content"].encode("utf-8"),
@@ -482,7 +480,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
             "majordomus://profile/implementation"))
         self.assertEqual(doc["media_type"], "application/yaml")
         self.assertEqual(doc["metadata"]["output_contract"],
-                         ["outcome", "changes", "verification", "blockers", "next_action"])
+                         ["outcome", "changes", "tests", "open_questions", "next_step"])
 
     def test_object_repository(self):
         report = self.get_ok(self.srv, "/api/v1/repository")
@@ -539,12 +537,12 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual([h["uri"] for h in doc["hits"]], [RULE_URI])
 
     def test_search_plus_is_space(self):
-        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Scope+integrity")
-        self.assertEqual(doc["query"], "Scope integrity")
-        self.assertEqual(doc, expected_search(self.repo, "Scope integrity"))
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Stay+inside+the+claimed+paths")
+        self.assertEqual(doc["query"], "Stay inside the claimed paths")
+        self.assertEqual(doc, expected_search(self.repo, "Stay inside the claimed paths"))
         self.assertIn(RULE_URI, [h["uri"] for h in doc["hits"]])
-        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Scope%20integrity")
-        self.assertEqual(doc["query"], "Scope integrity")
+        doc = self.get_ok(self.srv, "/api/v1/search?mode=substring&query=Stay%20inside%20the%20claimed%20paths")
+        self.assertEqual(doc["query"], "Stay inside the claimed paths")
 
     def test_search_errors(self):
         for path in ("/api/v1/search?limit=abc", "/api/v1/search?query=x&limit=abc"):
@@ -656,7 +654,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual(doc["kind"], "resource")
         self.assertEqual(doc["exposure"], {"mcp": {"resource": {
             "uri": RULE_URI, "name": "majordomus.scope-integrity@1"}}})
-        self.assertEqual(doc["tags"], ["scope", "verification"])
+        self.assertEqual(doc["tags"], ["scope", "review"])
         self.assert_error(self.srv.request("GET", "/api/v1/capability?id=nope.x"), 404,
                           "not_found", "unknown capability: nope.x")
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capability"), 400,
@@ -1013,7 +1011,8 @@ class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
                 self.assertEqual(p.stdout, b"")
                 self.assertIn(
                     "majordomus: no Majordomus repository found from %s: no ancestor "
-                    "directory carries .ai/manifest.yaml\n" % start,
+                    "directory carries .ai/manifest.yaml; see 'Start a layer' in the README\n"
+                    % start,
                     p.stderr.decode("utf-8"))
 
     def test_non_loopback_host_warns(self):
@@ -1054,7 +1053,7 @@ class HttpBusyTest(HttpAsserts, unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, d, True)
         repo = os.path.join(d, "repo")
         os.makedirs(repo)
-        support.copy_tree(support.SKELETON, repo)
+        support.copy_layer(repo)
         rules = os.path.join(repo, ".ai", "repo", "rules", "project")
         os.makedirs(rules, exist_ok=True)
         body = "".join("Line %d of a generated rule body, written for the load test.\n" % i

@@ -3,8 +3,9 @@
 
 The test builds commit 0436a0f (main before §20-§23) from `git archive` into a temporary
 directory, once per process, then spawns that build and this one (support.PYZ) in the same
-scratch repositories: the skeleton, ../shared/fixtures/real-latest/, a generated layer of
-2,000 rules, and a small layer of edge cases (EDGE_FILES). On each it compares
+scratch repositories: the test layer (tests/fixtures/layer), the reference data's real layer
+(fixtures/real-latest/; skipped by name where it is absent), a generated layer of 2,000
+rules, and a small layer of edge cases (EDGE_FILES). On each it compares
 `mcp --inspect` (text, `--format json`, and JSON under `--discovery filesystem`) and, over
 one real MCP session per program (pipes), initialize, ping, tools/list, resources/list,
 resources/templates/list, prompts/list, every resources/read and prompts/get, and every
@@ -31,7 +32,7 @@ import unittest
 from tests import support
 
 BASELINE = "0436a0f"      # main before §20-§23
-REAL = os.path.join(os.path.dirname(support.ROOT), "shared", "fixtures", "real-latest")
+REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
 GENERATED_RULES = 2000
 PAGE = 200                # the largest page (§16), for the walks
 EXCERPT = 240             # characters shown on each side of a first difference
@@ -199,12 +200,21 @@ def report_as_before(report):
 
 
 def report_schema_as_before(schema):
-    """§20.3: the RepositoryReport schema gains the property `context`, required."""
+    """§20.3: the RepositoryReport schema gains the property `context`, required. §25: a
+    layer that cannot be read is reported with `state` broken and no layer schema (null)."""
     drop(at(schema, "properties"), "context")
     required = at(schema, "required")
     if "context" not in required:
         raise Excluded("`context` is not required in the report's schema")
     required.remove("context")
+    states = at(schema, "properties", "state", "enum")
+    if "broken" not in states:
+        raise Excluded("the report's state cannot be broken")
+    states.remove("broken")
+    layer = at(schema, "properties", "repository", "properties")
+    if layer.get("layer_schema") != {"anyOf": [{"type": "string"}, {"type": "null"}]}:
+        raise Excluded("the report's layer_schema is not a string or null")
+    layer["layer_schema"] = {"type": "string"}
 
 
 def search_input_as_before(schema, old):
@@ -495,12 +505,13 @@ class IdentityTest(unittest.TestCase):
 
     # ------------------------------------------------------------------ the layers
 
-    def test_skeleton(self):
-        self.compare_layer(support.make_repo(self, name="skeleton"))
+    def test_fixture_layer(self):
+        self.compare_layer(support.make_repo(self, name="layer"))
 
     def test_real_latest(self):
+        real = support.reference_or_skip(self, *REAL)
         repo = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
-        support.copy_tree(REAL, repo)
+        support.copy_tree(real, repo)
         for path in REAL_STAND_INS:
             support.write(repo, path, b"")
         support.commit_all(repo)

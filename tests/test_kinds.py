@@ -136,11 +136,24 @@ class KindsFileRefusalTest(unittest.TestCase):
             with self.subTest(text):
                 self.assertIsNone(refusal(text))
 
+    def test_shipped_kinds(self):
+        """The 23 kinds the README names, in the file's order; `prompt: body` on the prompt
+        kind alone; every kind names a format."""
+        ours = mj.shipped_kinds()
+        self.assertEqual(list(ours.specs), [
+            "rule", "prompt", "skill", "profile", "policy", "scope", "milestone", "issue",
+            "document", "context", "session", "adr", "knowledge", "use-case", "application",
+            "taxonomy", "claim", "command", "moment", "audience", "area", "implementation",
+            "test"])
+        self.assertEqual([n for n, spec in ours.specs.items() if spec.get("prompt") == "body"],
+                         ["prompt"])
+        for name, spec in ours.specs.items():
+            self.assertIn(spec.get("format"), ("markdown", "yaml", "text"), name)
+
     def test_shipped_file_is_the_later_eras(self):
         """schema/kinds.yaml holds the 23 kinds of the reference file, `schema: X` read as
         `allow: X`, and `prompt: body` on the prompt kind alone."""
-        path = os.path.join(os.path.dirname(support.ROOT), "shared", "reference", "later",
-                            "kinds.share-ca6f3615.yaml")
+        path = support.reference_or_skip(self, "reference", "later", "kinds.share-ca6f3615.yaml")
         with open(path, encoding="utf-8") as handle:
             reference = mj.parse_subset(handle.read())
         ours = mj.shipped_kinds()
@@ -558,7 +571,7 @@ class ZipappPathsTest(unittest.TestCase):
         os.makedirs(src)
         os.symlink(support.PY, os.path.join(src, "majordomus.py"))
         cls.repo = os.path.join(cls.base, "repo")
-        support.copy_tree(support.SKELETON, cls.repo)
+        support.copy_layer(cls.repo)
         support.git(cls.repo, "init", "-q", "-b", "main")
         support.commit_all(cls.repo)
 

@@ -332,7 +332,7 @@ class FrameTests(LayerCase):
 
     def test_fatal_line_whatever_the_log_level(self):
         message = ("no Majordomus repository found from %s: no ancestor directory carries "
-                   ".ai/manifest.yaml" % self.outside)
+                   ".ai/manifest.yaml; see 'Start a layer' in the README" % self.outside)
         # off: logs silenced, the fatal line is the whole of stderr
         self.fatal(["mcp", "--inspect"], self.outside, 12, message=message)
         # default (unset), error, trace, invalid (= info): exactly one fatal line,
@@ -364,7 +364,7 @@ class RootTests(LayerCase):
     def test_outside_any_repository(self):
         outside = self.outside_dir()
         message = ("no Majordomus repository found from %s: no ancestor directory carries "
-                   ".ai/manifest.yaml" % outside)
+                   ".ai/manifest.yaml; see 'Start a layer' in the README" % outside)
         for via in VIAS:
             with self.subTest(via=via):
                 self.fatal(["mcp", "--inspect"], outside, 12, via=via, message=message)
@@ -413,7 +413,8 @@ class RootTests(LayerCase):
         support.write(installed, ".majordomus/bin/majordomus", "#!/bin/sh\n")
         self.fatal(["mcp", "--inspect"], installed, 12,
                    message="no Majordomus repository found from %s: no ancestor directory "
-                           "carries .ai/manifest.yaml" % installed)
+                           "carries .ai/manifest.yaml; see 'Start a layer' in the README"
+                           % installed)
 
     def test_broken_manifest_stops_the_walk(self):
         outer = support.make_repo(self)
@@ -434,7 +435,7 @@ class RootTests(LayerCase):
     def test_layer_in_a_subdirectory_of_a_git_work_tree(self):
         # The root is where the manifest is; paths are relative to it, not to git's toplevel.
         outer = support.make_repo(self, skeleton=False, commit=False, name="mono")
-        support.copy_tree(support.SKELETON, os.path.join(outer, "sub"))
+        support.copy_layer(os.path.join(outer, "sub"))
         support.write(outer, "README.md", "# outer\n")
         support.commit_all(outer)
         root = os.path.join(outer, "sub")
@@ -945,6 +946,28 @@ class DiagnosticsTests(LayerCase):
 # ---------------------------------------------------------------------------------------
 # §6 inspect on the skeleton, §14
 # ---------------------------------------------------------------------------------------
+class ReferenceSkeletonTest(LayerCase):
+    """§14: the skeleton of the reference data (the layer the shell tool's `init` writes),
+    committed, serves state ok with the objects §14 names and nothing under .ai/local/
+    (skipped by name where the reference data is absent)."""
+
+    def test_section_14(self):
+        repo = support.make_repo(self, skeleton=False, commit=False)
+        support.copy_layer(repo, support.reference_or_skip(self, "fixtures", "skeleton"))
+        support.commit_all(repo)
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("state       ok", r.lines)
+                self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS))
+                for uri in ("majordomus://policy/.ai/repo/policy.yaml",
+                            "majordomus://profile/implementation", "majordomus://prompt/continue",
+                            "majordomus://rule/majordomus.scope-integrity@1"):
+                    self.assertIn("resource    " + uri, r.lines)
+                self.assertNotIn(".ai/local", r.out)
+
+
 class InspectSkeletonTests(LayerCase):
 
     @classmethod
@@ -1027,9 +1050,8 @@ class InspectSkeletonTests(LayerCase):
                 by_uri = {x["uri"]: x for x in doc["resources"]}
                 self.assertEqual(by_uri[RULE_URI], {
                     "uri": RULE_URI, "name": "majordomus.scope-integrity@1",
-                    "title": "Scope integrity",
-                    "description": "A task touches only the paths it claimed; work found "
-                                   "elsewhere is not accepted as done.",
+                    "title": "Stay inside the claimed paths",
+                    "description": "A task changes only the files it said it would change.",
                     "mimeType": "text/markdown",
                     "_meta": {"majordomus": {
                         "id": "rule.majordomus.scope-integrity@1", "kind": "rule",
@@ -1044,7 +1066,7 @@ class InspectSkeletonTests(LayerCase):
                                   "source_class": "readme", "bytes": readme_size})
                 self.assertEqual(list(readme["_meta"]["majordomus"]["provenance"]),
                                  ["path", "directory", "source_class", "bytes"])
-                self.assertEqual(readme["title"], "Skeleton fixture")
+                self.assertEqual(readme["title"], "Fixture layer")
                 self.assertNotIn("description", readme)
                 self.assertEqual(by_uri["majordomus://repository"]["_meta"]["majordomus"]["id"],
                                  "repository.info")

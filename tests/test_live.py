@@ -310,7 +310,7 @@ class FollowTest(unittest.TestCase):
         lone_uri = "majordomus://rule/majordomus.scope-integrity@1"
         self.assertEqual(os.listdir(os.path.dirname(os.path.join(self.repo, lone))),
                          [os.path.basename(lone)])
-        new = same_size_edit(self.repo, lone, "# Rationale", "# RATIONALE")
+        new = same_size_edit(self.repo, lone, "# Why", "# WHY")
         self.wait_served(lone_uri, new.decode(), "an edit to a file alone in its folder")
         uri, text = rule_uri("edited"), self.mcp.read(rule_uri("edited"))
         self.assertIsInstance(text, str)

@@ -78,7 +78,7 @@ COUNTERS = ("repository_scans", "index_builds", "registry_builds", "mcp_projecti
 PHASES = ("repository_discovery", "index_build", "registry_build", "handler_execution",
           "cache_lookup", "freshness_check", "sweep")
 # §17: the skeleton's one prompt, .ai/repo/prompts/continue.md, as prompts/list gives it
-PROMPT_BODY = "\n# Resume\n\n{{CONTEXT}}\n"
+PROMPT_BODY = "\n# Pick up where it stopped\n\n{{CONTEXT}}\n"
 PROMPT_ARGUMENTS = [{"name": "CONTEXT", "description": "Replaces {{CONTEXT}} in the prompt.",
                      "required": True}]
 
@@ -468,9 +468,8 @@ class SkeletonTests(McpTestCase):
         by_uri = {r["uri"]: r for r in items[1:]}
         rule = by_uri[RULE_URI]
         self.assertEqual(rule, {
-            "uri": RULE_URI, "name": "majordomus.scope-integrity@1", "title": "Scope integrity",
-            "description": "A task touches only the paths it claimed; work found elsewhere "
-                           "is not accepted as done.",
+            "uri": RULE_URI, "name": "majordomus.scope-integrity@1", "title": "Stay inside the claimed paths",
+            "description": "A task changes only the files it said it would change.",
             "mimeType": "text/markdown",
             "_meta": {"majordomus": {
                 "id": "rule.majordomus.scope-integrity@1", "kind": "rule",
@@ -492,11 +491,11 @@ class SkeletonTests(McpTestCase):
                                "source_class": "policy", "section": "policy",
                                "bytes": len(support.read_bytes(self.repo, POLICY_PATH))}}}})
         readme = by_uri[README_URI]
-        self.assertEqual(readme["title"], "Skeleton fixture")
+        self.assertEqual(readme["title"], "Fixture layer")
         self.assertEqual(readme["_meta"]["majordomus"]["provenance"], {
             "path": "README.md", "directory": ".", "source_class": "readme",
             "bytes": len(support.read_bytes(self.repo, "README.md"))})
-        self.assertEqual(by_uri[PROMPT_URI]["description"], "resume a task from durable state")
+        self.assertEqual(by_uri[PROMPT_URI]["description"], "pick up unfinished work from its notes")
         for uri, (kind, identity, path, cls, section) in SKELETON_OBJECTS.items():
             item = by_uri[uri]
             self.assertEqual(item["name"], identity)
@@ -528,7 +527,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(list(r), ["prompts"])
         self.assertEqual(r["prompts"], [{
             "name": "continue", "title": "continue",
-            "description": "resume a task from durable state",
+            "description": "pick up unfinished work from its notes",
             "arguments": PROMPT_ARGUMENTS,
             "_meta": {"majordomus": {
                 "id": "prompt.continue", "uri": PROMPT_URI,
@@ -549,7 +548,7 @@ class SkeletonTests(McpTestCase):
         value = "go on from {{NOT_SCANNED}} \u00e9"
         r = self.assertResult(s.request("prompts/get", {
             "name": "continue", "arguments": {"CONTEXT": value}}, id=1), 1)
-        self.assertEqual(r, {"description": "resume a task from durable state",
+        self.assertEqual(r, {"description": "pick up unfinished work from its notes",
                              "messages": [{"role": "user", "content": {
                                  "type": "text",
                                  "text": PROMPT_BODY.replace("{{CONTEXT}}", value)}}]})
@@ -722,9 +721,9 @@ class SkeletonTests(McpTestCase):
                 self.assertEqual(sc, {
                     "source": "declarative", "uri": PROMPT_URI, "id": "prompt.continue",
                     "kind": "prompt", "identity": "continue", "title": "continue",
-                    "description": "resume a task from durable state",
+                    "description": "pick up unfinished work from its notes",
                     "metadata": {"name": "continue",
-                                 "description": "resume a task from durable state"},
+                                 "description": "pick up unfinished work from its notes"},
                     "provenance": {"path": PROMPT_PATH, "directory": ".ai/repo/prompts",
                                    "source_class": "prompt", "section": "prompts",
                                    "bytes": len(raw)},
@@ -740,7 +739,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(sc["source"], "declarative")
         self.assertEqual(sc["metadata"]["id"], "majordomus.scope-integrity")
         self.assertEqual(sc["metadata"]["version"], 1)
-        self.assertEqual(sc["metadata"]["tags"], ["scope", "verification"])
+        self.assertEqual(sc["metadata"]["tags"], ["scope", "review"])
         self.assertEqual(sc["metadata"]["x-majordomus"]["exit_code"], 10)
         self.assertEqual(list(sc["metadata"])[:4], ["id", "version", "kind", "title"])
         self.assertEqual(sc["content"].encode("utf-8"), support.read_bytes(self.repo, RULE_PATH))
@@ -750,11 +749,11 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(sc["media_type"], "application/yaml")
         self.assertEqual(sc["metadata"]["version"], 1)
         self.assertEqual(sc["metadata"]["handover"]["required_sections"],
-                         ["Objective", "Current State", "Next Action"])
+                         ["Goal", "Where it stands", "What comes next"])
         # a markdown document without front matter has {} metadata
         sc = self.tool(s, "majordomus_get", {"uri": README_URI})
         self.assertEqual(sc["metadata"], {})
-        self.assertEqual(sc["title"], "Skeleton fixture")
+        self.assertEqual(sc["title"], "Fixture layer")
 
     def test_get_repository(self):
         for via in VIAS:
@@ -811,9 +810,8 @@ class SkeletonTests(McpTestCase):
         by = {o["uri"]: o for o in sc["objects"]}
         self.assertEqual(by[RULE_URI], {
             "uri": RULE_URI, "id": "rule.majordomus.scope-integrity@1", "kind": "rule",
-            "identity": "majordomus.scope-integrity@1", "title": "Scope integrity",
-            "description": "A task touches only the paths it claimed; work found elsewhere "
-                           "is not accepted as done.",
+            "identity": "majordomus.scope-integrity@1", "title": "Stay inside the claimed paths",
+            "description": "A task changes only the files it said it would change.",
             "path": RULE_PATH})
         self.assertEqual(by[POLICY_URI], {
             "uri": POLICY_URI, "id": "policy..ai/repo/policy.yaml", "kind": "policy",
@@ -824,7 +822,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual((docs["count"], docs["total"]), (5, 5))
         self.assertEqual([o["uri"] for o in docs["objects"]],
                          [u for u in SKELETON_URIS if u.startswith("majordomus://document/")])
-        tagged = self.tool(s, "majordomus_list", {"tag": "verification"})
+        tagged = self.tool(s, "majordomus_list", {"tag": "review"})
         self.assertEqual(tagged, {"count": 1, "total": 1, "objects": [by[RULE_URI]]})
         both = self.tool(s, "majordomus_list", {"kind": "rule", "tag": "scope"})
         self.assertEqual(both["count"], 1)
@@ -862,16 +860,16 @@ class SkeletonTests(McpTestCase):
     def test_search(self):
         """mode substring: §7.6 and §16 exactly (the ranked default: test_search.py)."""
         s = self.open(self.repo)
-        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "DURABLE"})
+        sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "UNFINISHED"})
         self.assertEqual(list(sc), ["query", "count", "total", "limit", "hits"])
-        self.assertEqual(sc["query"], "DURABLE")
+        self.assertEqual(sc["query"], "UNFINISHED")
         self.assertEqual((sc["count"], sc["total"]), (1, 1))
         self.assertEqual(sc["limit"], 20)
         self.assertEqual(sc["hits"], [{
             "uri": PROMPT_URI, "id": "prompt.continue", "kind": "prompt",
             "identity": "continue", "title": "continue",
-            "description": "resume a task from durable state", "path": PROMPT_PATH,
-            "snippet": "description: resume a task from durable state"}])
+            "description": "pick up unfinished work from its notes", "path": PROMPT_PATH,
+            "snippet": "description: pick up unfinished work from its notes"}])
         # matched by identity only: no content line carries it, so no snippet
         sc = self.tool(s, "majordomus_search", {"mode": "substring", "query": "policy.YAML"})
         self.assertEqual(sc["count"], 1)
@@ -1000,8 +998,8 @@ class SkeletonTests(McpTestCase):
         d = self.tool(s, "majordomus_capability", {"id": "rule.majordomus.scope-integrity@1"})
         self.assertEqual(d["kind"], "resource")
         self.assertEqual(d["module"], "rule")
-        self.assertEqual(d["title"], "Scope integrity")
-        self.assertEqual(d["tags"], ["scope", "verification"])
+        self.assertEqual(d["title"], "Stay inside the claimed paths")
+        self.assertEqual(d["tags"], ["scope", "review"])
         self.assertEqual(d["exposure"], {"mcp": {"resource": {
             "uri": RULE_URI, "name": "majordomus.scope-integrity@1"}}})
         self.assertEqual(d["provenance"]["source"], "declarative")

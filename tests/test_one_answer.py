@@ -60,7 +60,7 @@ class OneAnswerTest(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, d, True)
         repo = os.path.join(d, "repo")
         os.makedirs(repo)
-        support.copy_tree(support.SKELETON, repo)
+        support.copy_layer(repo)
         support.git(repo, "init", "-q", "-b", "main")
         support.commit_all(repo)
         cls.repo = os.path.realpath(repo)

@@ -387,7 +387,9 @@ class BytesAsTheyAreTest(unittest.TestCase):
                 mock.patch.object(os, "open", spy):
             text, size = mj._read_text(path, os.lstat(path), None)
         self.assertEqual((text.encode(), size), (data, len(data)))
-        self.assertEqual(seen, [mj.READ_FLAGS])
+        # (without following a link, and without blocking on a FIFO: §25)
+        self.assertEqual(seen, [mj.PLAIN_FLAGS])
+        self.assertEqual(mj.PLAIN_FLAGS & mj.READ_FLAGS, mj.READ_FLAGS)
 
     def test_crlf_and_ctrl_z_served_byte_for_byte(self):
         data = b"# Notes\r\n\r\nline one\r\nafter \x1a the byte\r\n"

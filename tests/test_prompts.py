@@ -45,7 +45,7 @@ with open(os.path.join(support.SKELETON, PROMPT_DIR, "continue.md"), "rb") as _f
 
 # name -> (file text, description or None, argument names in order)
 PROMPTS = {
-    "continue": (CONTINUE_FILE, "resume a task from durable state", ["CONTEXT"]),
+    "continue": (CONTINUE_FILE, "pick up unfinished work from its notes", ["CONTEXT"]),
     "plain": ("---\nname: plain\ndescription: no placeholders at all\n---\n"
               "Just text, with {braces} but no placeholder.\n", "no placeholders at all", []),
     "several": ("---\nname: several\ndescription: three arguments\nprofile: implementation\n"
@@ -224,7 +224,7 @@ class PromptTests(PromptCase):
             self.assertEqual(list(got["_meta"]["majordomus"]), ["id", "uri", "provenance"])
         self.assertEqual(listed["prompts"][0], {
             "name": "continue", "title": "continue",
-            "description": "resume a task from durable state",
+            "description": "pick up unfinished work from its notes",
             "arguments": [{"name": "CONTEXT", "description": "Replaces {{CONTEXT}} in the prompt.",
                            "required": True}],
             "_meta": {"majordomus": {

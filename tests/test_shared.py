@@ -695,7 +695,8 @@ class ServeOwnerTest(SharedCase):
         import http.client
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=15)
         self.addCleanup(conn.close)
-        conn.request("GET", "/ui/events", headers={"Accept": "text/event-stream"})
+        conn.request("GET", "/ui/events", headers={"Accept": "text/event-stream",
+                                                   "Sec-Fetch-Site": "same-origin"})
         events = conn.getresponse()
         self.assertEqual(events.status, 200)
         seen = []

@@ -5,17 +5,20 @@
     git (SPEC §13). It is kept outside the checkout (/var/cache/majordomus-tests/sid, or
     $MAJORDOMUS_TOOLCHAIN_CACHE/sid) and reused: a marker file written only after a complete
     setup tells a finished root from a half-made one, which is made again. The unit suite runs
-    inside it (chroot) in a private mount namespace, with the checkout and ../shared mounted at
-    their own absolute paths, /proc, the host's /dev and a fresh /tmp.
+    inside it (chroot) in a private mount namespace, with the checkout and the reference data
+    ($MAJORDOMUS_REFERENCE, default ../shared) mounted at their own absolute paths, /proc,
+    the host's /dev and a fresh /tmp.
   * Node 22 and the MCP judges (the conformance suite and the Inspector CLI), installed from the
     npm registry into .tools/ in the checkout (gitignored), with a stamp so that reruns are fast.
+  * The MCP Bundle CLI (@anthropic-ai/mcpb), the judge of the bundle build_zipapp.py --mcpb
+    writes (`mcpb validate`, `mcpb unpack`), installed with Node 22's npm into .tools/mcpb.
   * The browser the HTML pages are proven in: Debian's chromium and chromium-driver (apt-get on
     the host), and axe-core from the npm registry in .tools/axe (tests/browser.py drives them).
 
 Every public function answers (value, reason): value is None when the tool cannot be had
 here, and reason then says why in one line.
 
-Usage: python3 tests/toolchain.py [status|sid|node|judges|chromium|axe] [--refresh]
+Usage: python3 tests/toolchain.py [status|sid|node|judges|mcpb|chromium|axe] [--refresh]
 """
 import fcntl
 import json
@@ -29,7 +32,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import REFERENCE  # noqa: E402  (where the reference data is, when it is)
 
 CACHE = os.environ.get("MAJORDOMUS_TOOLCHAIN_CACHE") or "/var/cache/majordomus-tests"
 SID = os.path.join(CACHE, "sid")
@@ -48,6 +52,8 @@ NODE_VERSION = "22.23.5"        # the newest 22.x on the registry when this was 
 CONFORMANCE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 JUDGE_PACKAGES = [CONFORMANCE, INSPECTOR]
+MCPB = "@anthropic-ai/mcpb@2.1.2"     # the newest on the registry when this was written
+MCPB_JS = "node_modules/@anthropic-ai/mcpb/dist/cli/cli.js"
 CONFORMANCE_JS = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
 INSPECTOR_JS = "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 STAMP = ".majordomus-stamp"
@@ -314,14 +320,10 @@ def root_environ(env):
 
 
 def default_binds():
-    """The checkout and ../shared (and a MAJORDOMUS_SKELETON elsewhere), each mounted in the
-    root at the absolute path the tests compute, and at its real path when that differs."""
+    """The checkout and the reference data (when there is any), each mounted in the root at
+    the absolute path the tests compute, and at its real path when that differs."""
     binds = []
-    wanted = [(ROOT, False), (SHARED, True)]
-    skeleton = os.environ.get("MAJORDOMUS_SKELETON")
-    if skeleton:
-        wanted.append((os.path.abspath(skeleton), True))
-    for path, read_only in wanted:
+    for path, read_only in ((ROOT, False), (REFERENCE, True)):
         if not os.path.isdir(path):
             continue
         real = os.path.realpath(path)
@@ -464,6 +466,28 @@ def judges(log=None):
     return tools, None
 
 
+def mcpb(log=None):
+    """(argv of the mcpb CLI, None) or (None, reason): MCPB, installed with Node 22's npm
+    into .tools/mcpb. E.g. argv + ["validate", "manifest.json"]."""
+    log = _quiet(log)
+    node, why = node22(log)
+    if not node:
+        return None, why
+    folder = os.path.join(TOOLS, "mcpb")
+    wanted = {"packages": [MCPB], "node": node}
+    argv = [node, os.path.join(folder, MCPB_JS)]
+    if not _stamped(folder, wanted):
+        log("mcpb: npm install %s into %s" % (MCPB, folder))
+        why = _npm_install(folder, [MCPB], path_first=os.path.dirname(node))
+        if why:
+            return None, why
+        code, out = _run(argv + ["--version"], env=judge_env())
+        if code != 0 or out.strip() != MCPB.rsplit("@", 1)[1]:
+            return None, "mcpb --version answered %r (exit %d)" % (out.strip()[:80], code)
+        _write_json(os.path.join(folder, STAMP), wanted)
+    return argv, None
+
+
 def conformance_cmd(log=None):
     """(argv of the conformance suite's CLI, None) or (None, reason). E.g. argv + ["server",
     "--url", "http://127.0.0.1:PORT/mcp", "--scenario", "ping", "-o", DIR]."""
@@ -602,7 +626,7 @@ def main(args):
             say("sid root: " + why)
             code = 1
     if what == "status":
-        for folder in ("node%d" % NODE_MAJOR, "judges", "axe"):
+        for folder in ("node%d" % NODE_MAJOR, "judges", "mcpb", "axe"):
             stamp = _read_json(os.path.join(TOOLS, folder, STAMP))
             say("%s: %s" % (folder, " ".join(stamp["packages"]) if stamp else "not installed"))
     elif what == "node":
@@ -617,6 +641,10 @@ def main(args):
         else:
             say("judges: " + why)
             code = 1
+    elif what == "mcpb":
+        argv, why = mcpb(say)
+        say("mcpb: %s" % (" ".join(argv) if argv else why))
+        code = 0 if argv else 1
     elif what == "chromium":
         tools, why = chromium(say)
         if tools:

@@ -6,7 +6,8 @@ only in the test virtual environment (from the checkout):
 
     .venv/bin/python tests/_unit.py venv_allow_test
 
-For each schema (`../shared/reference/later/schemas/<name>.schema.json`) the test walks the
+For each schema (`$MAJORDOMUS_REFERENCE/reference/later/schemas/<name>.schema.json`; skipped
+by name where it is absent) the test walks the
 schema and builds documents: one minimal valid document per shape a property may take (every
 optional property, every list empty where the schema lets it be and full, every item shape),
 and, at every object level and every value, a document the schema forbids (a foreign key, a
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402  (puts the checkout root on sys.path)
 import majordomus  # noqa: E402
 
-SCHEMAS = os.path.join(os.path.dirname(support.ROOT), "shared", "reference", "later", "schemas")
+SCHEMAS = support.reference("reference", "later", "schemas")
 SHIPPED = os.path.join(support.ROOT, "share", "allow")
 MARKDOWN = ("moment", "audience", "area")
 FOREIGN = "zz_foreign"
@@ -230,10 +231,13 @@ class DerivedAllowListsTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        if not os.path.isdir(SCHEMAS):
-            raise AssertionError("%s is absent: the schemas are read from beside the checkout "
-                                 "(<checkout>/../shared/reference/later/schemas/)" % SCHEMAS)
-        cls.cases = {name: Case(name) for name in ("claim",) + MARKDOWN}
+        cls.missing = support.reference_missing("reference", "later", "schemas")
+        if not cls.missing:
+            cls.cases = {name: Case(name) for name in ("claim",) + MARKDOWN}
+
+    def setUp(self):
+        if self.missing:      # each test skipped by name, where the schemas are absent
+            raise unittest.SkipTest(self.missing)
 
     def shipped(self, name):
         return read(os.path.join(SHIPPED, name + ".txt"))

@@ -117,7 +117,7 @@ class SdkCase(unittest.TestCase):
         self.assertEqual(out["prompt"]["messages"], [{
             "role": "user", "content": {"type": "text",
                                         "text": body.replace("{{CONTEXT}}", "x")}}])
-        self.assertEqual(out["prompt"]["description"], "resume a task from durable state")
+        self.assertEqual(out["prompt"]["description"], "pick up unfinished work from its notes")
         unknown = out["read_unknown"]
         self.assertIsNotNone(unknown, "reading an unknown URI did not fail")
         if era == MODERN:

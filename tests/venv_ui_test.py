@@ -597,7 +597,8 @@ class UiHeadersTest(Servers, unittest.TestCase):
     def test_events_stream_carries_the_headers(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=10)
         try:
-            conn.request("GET", "/ui/events", headers={"Accept": "text/event-stream"})
+            conn.request("GET", "/ui/events", headers={"Accept": "text/event-stream",
+                                                       "Sec-Fetch-Site": "same-origin"})
             resp = conn.getresponse()
             self.assertEqual(resp.status, 200)
             self.assertTrue(resp.getheader("Content-Type").startswith("text/event-stream"))
@@ -612,7 +613,8 @@ class UiHeadersTest(Servers, unittest.TestCase):
             self.assertEqual(data, {"generation": report(self.server)["live"]["generation"]})
         finally:
             conn.close()
-        got, headers, _ = self.request("HEAD", "/ui/events")
+        got, headers, _ = self.server.request("HEAD", "/ui/events",
+                                              {"Sec-Fetch-Site": "same-origin"})
         self.assertEqual(got, 200)
         for name, value in SAFETY.items():
             self.assertEqual(headers.get(name), value, name)

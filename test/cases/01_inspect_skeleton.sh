@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# §6, §14: the skeleton fixture, committed, is served with state ok and lists the four
-# objects the fixture names, and nothing under .ai/local/.
+# §6, §14: the test layer (the skeleton's shape), committed, is served with state ok and
+# lists the four objects §14 names, and nothing under .ai/local/.
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib.sh"
 
 expect_exit 0 mj mcp --inspect

@@ -2,7 +2,7 @@
 # §13: the rule ids the shell tool lists ($MJ rules list) are exactly the
 # majordomus://rule/… resources.
 #
-# MJ set (the test command points it at ../shared/oracle/shell/bin/majordomus): the
+# MJ set (the test command points it at $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus): the
 # comparison runs in a repository the shell tool's own `init` wrote, in $MJ_TMP (our
 # fixture's cut-down rule package does not resolve for the real tool): `git init`, then
 # `"$MJ" init` (it needs a git work tree, no commit and no flag; it refuses when .ai/

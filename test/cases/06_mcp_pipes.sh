@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# §9: the skeleton served over real pipes (printf | majordomus mcp): initialize,
+# §9: the test layer served over real pipes (printf | majordomus mcp): initialize,
 # resources/list, resources/read (byte for byte), tools/call majordomus_get; then, after a
 # rule is added and the vendored one broken (committed), a new session sees the change and
 # the repository report is degraded with the diagnostic.
@@ -21,7 +21,7 @@ expect_exit 0 mcp_pipe \
     '{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"majordomus://rule/nope@1"}}' \
     '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"majordomus_repository","arguments":{}}}'
 expect_stderr_grep 'input ended; stopping'
-py_check "session 1 (skeleton) answers as §9 says" '
+py_check "session 1 (test layer) answers as §9 says" '
 lines = stdout.split(b"\n")
 assert lines[-1] == b"", "stdout does not end with a newline"
 msgs = [json.loads(l.decode("utf-8")) for l in lines[:-1]]
@@ -45,7 +45,7 @@ for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",
 assert uris[:2] == ["majordomus://peers", "majordomus://repository"] and uris[2:] == sorted(uris[2:]), uris
 rule = [r for r in by[2]["result"]["resources"] if r["uri"] == "'"$RULE_URI"'"][0]
 assert rule["name"] == "majordomus.scope-integrity@1", rule
-assert rule["title"] == "Scope integrity", rule
+assert rule["title"] == "Stay inside the claimed paths", rule
 assert rule["mimeType"] == "text/markdown", rule
 assert rule["_meta"]["majordomus"]["kind"] == "rule", rule
 want = read_bytes("'"$VENDORED"'")
@@ -71,7 +71,7 @@ assert rep["state"] == "ok" and rep["diagnostics"] == [], rep
 # add a rule, break the vendored one, commit
 write_file .ai/repo/rules/project/alpha.v1.md '---\nid: project.alpha\nversion: 1\ntitle: Alpha\ndescription: A rule added during the case.\n---\n\nAlpha.\n'
 chmod u+w "$VENDORED"
-write_file "$VENDORED" '---\nid: majordomus.scope-integrity\nversion: 1\ntitle: Scope integrity\n'
+write_file "$VENDORED" '---\nid: majordomus.scope-integrity\nversion: 1\ntitle: Stay inside the claimed paths\n'
 commit_all "add alpha, break the vendored rule"
 
 expect_exit 0 mcp_pipe \

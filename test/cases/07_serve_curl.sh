@@ -73,7 +73,7 @@ expect_status 200
 json_ok "/api/v1/objects?kind=rule lists the one rule" '
 assert [o["uri"] for o in doc["objects"]] == ["'"$RULE_URI"'"], doc
 o = doc["objects"][0]
-assert o["path"] == "'"$VENDORED"'" and o["title"] == "Scope integrity", o
+assert o["path"] == "'"$VENDORED"'" and o["title"] == "Stay inside the claimed paths", o
 '
 
 http GET "/api/v1/object?uri=$RULE_Q"

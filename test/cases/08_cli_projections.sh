@@ -105,7 +105,7 @@ expect_stdout_grep '^output {7}ResourceView$'
 
 expect_exit 0 mj capabilities describe 'rule.majordomus.scope-integrity@1'
 expect_stdout_grep '^kind {9}resource$'
-expect_stdout_grep '^title {8}Scope integrity$'
+expect_stdout_grep '^title {8}Stay inside the claimed paths$'
 expect_stdout_grep '^provenance {3}\.ai/repo/rules/vendor/majordomus/rules/scope-integrity\.v1\.md \(class rule, section rules\)$'
 expect_stdout_grep '^mcp {10}\{"resource":\{"uri":"majordomus://rule/majordomus\.scope-integrity@1","name":"majordomus\.scope-integrity@1"\}\}$'
 expect_stdout_grep '^http {9}none$'
@@ -128,11 +128,11 @@ assert list(d) == ["source", "uri", "id", "kind", "identity", "title", "descript
                    "metadata", "provenance", "media_type", "content"], list(d)
 assert d["source"] == "declarative" and d["uri"] == "'"$RULE_URI"'", d
 assert d["id"] == "rule.majordomus.scope-integrity@1" and d["kind"] == "rule", d
-assert d["identity"] == "majordomus.scope-integrity@1" and d["title"] == "Scope integrity", d
+assert d["identity"] == "majordomus.scope-integrity@1" and d["title"] == "Stay inside the claimed paths", d
 want = read_bytes("'"$VENDORED"'")
 assert d["content"].encode("utf-8") == want
 assert d["metadata"]["id"] == "majordomus.scope-integrity" and d["metadata"]["version"] == 1, d["metadata"]
-assert d["metadata"]["tags"] == ["scope", "verification"], d["metadata"]
+assert d["metadata"]["tags"] == ["scope", "review"], d["metadata"]
 assert d["provenance"] == {"path": "'"$VENDORED"'", "directory": ".ai/repo/rules/vendor/majordomus/rules",
     "source_class": "rule", "section": "rules", "bytes": len(want)}, d["provenance"]
 assert d["media_type"] == "text/markdown"
