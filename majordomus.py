@@ -9,13 +9,14 @@ SPEC.md; section numbers (§) below refer to it.
 
 Sections, in data-flow order (the platform's differences, §24, sit in one unnumbered
 section after the first):
-  1. errors and logging          7. context documents (§20)  13. HTTP: heads and guards
-  2. the YAML subset             8. ranked search (§21)      14. Markdown to HTML
-  3. embedded data: the kinds    9. registry, execution,     15. the pages (§22)
-  4. root, manifest, sources        a generation             16. HTTP connections, /mcp
-  5. discovery, git             10. resolution               17. CLI projections
-  6. the index                  11. the live layer           18. entry point
-                                12. MCP: one dispatch, two protocol eras, stdio
+  1. errors and logging          7. context documents (§20)  14. HTTP: heads and guards
+  2. the YAML subset             8. ranked search (§21)      15. Markdown to HTML
+  3. embedded data: the kinds    9. registry, execution,     16. the pages (§22)
+  4. root, manifest, sources        a generation             17. HTTP connections, /mcp
+  5. discovery, git             10. resolution               18. CLI projections
+  6. the index                  11. the live layer           19. entry point
+  8b. the brief (§26)            12. the shared server (§27)
+                                13. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
 session (JSON goes through the json module's C half; a regular expression is compiled
@@ -664,6 +665,110 @@ def exclusive_bind(sock):
         sock.setsockopt(socket.SOL_SOCKET, exclusive, 1)
     else:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+
+def lease_directory():
+    """Where the leases of §27 live (path, None), or (None, why not): on Windows
+    %LOCALAPPDATA%\\majordomus\\run, else $XDG_RUNTIME_DIR/majordomus (an absolute
+    directory), else <tempdir>/majordomus-<uid> (TMPDIR, TEMP or TMP when absolute, /tmp)."""
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA", "")
+        if not os.path.isabs(base):
+            return None, "LOCALAPPDATA names no absolute directory"
+        return os.path.join(base, "majordomus", "run"), None
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime) and os.path.isdir(runtime):
+        return os.path.join(runtime, "majordomus"), None
+    temp = next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP")
+                 if os.path.isabs(os.environ.get(name, "")) and os.path.isdir(os.environ[name])),
+                "/tmp")
+    return os.path.join(temp, "majordomus-%d" % os.geteuid()), None
+
+
+def make_private_folder(path):
+    """Make the lease directory, 0700, when absent (on Windows its parents too)."""
+    if os.name == "nt":
+        os.makedirs(path, exist_ok=True)
+    else:
+        os.mkdir(path, 0o700)
+
+
+# How the lease directory is opened (its checks then ask the open directory, and every lease
+# is opened relative to it), and how a lease is: never through a symlink. None: by path.
+FOLDER_OPEN = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW
+               if hasattr(os, "O_NOFOLLOW") and os.open in os.supports_dir_fd else None)
+LEASE_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def unsafe_folder(info, path):
+    """Why the lease directory must not be used (None when it may): a symlink, another
+    user's, or writable by others. (Windows: %LOCALAPPDATA% is the user's own.)"""
+    if stat.S_ISLNK(info.st_mode) or getattr(info, "st_reparse_tag", 0):
+        return "the lease directory %s is a symlink" % path
+    if not stat.S_ISDIR(info.st_mode):
+        return "the lease directory %s is not a directory" % path
+    if os.name == "nt":
+        return None
+    if info.st_uid != os.geteuid():
+        return "the lease directory %s is not this user's (its owner is uid %d)" % (
+            path, info.st_uid)
+    if info.st_mode & 0o022:
+        return "the lease directory %s is writable by others (mode %04o)" % (
+            path, stat.S_IMODE(info.st_mode))
+    return None
+
+
+def unsafe_lease(info, path):
+    """Why a lease file must not be trusted (None when it may): not a regular file,
+    another user's, or open to others (a lease is 0600)."""
+    if not stat.S_ISREG(info.st_mode):
+        return "the lease %s is not a regular file" % path
+    if os.name == "nt":
+        return None
+    if info.st_uid != os.geteuid():
+        return "the lease %s is not this user's (its owner is uid %d)" % (path, info.st_uid)
+    if info.st_mode & 0o077:
+        return "the lease %s is open to others (mode %04o)" % (path, stat.S_IMODE(info.st_mode))
+    return None
+
+
+def lock_lease(handle):
+    """Take the lease's lock without waiting: True when this process now holds it (§27).
+    The system drops a lock when its holder ends, even by kill -9: an unlocked lease has no
+    owner. flock on POSIX; on Windows a byte-range lock far past the lease's bytes (a lock
+    on them would keep other processes from reading the lease)."""
+    if os.name == "nt":
+        import msvcrt
+        try:
+            os.lseek(handle, 1 << 30, os.SEEK_SET)
+            msvcrt.locking(handle, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.lseek(handle, 0, os.SEEK_SET)
+    import fcntl
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def process_alive(pid):
+    """Is process `pid` alive? (Windows: not asked, True: os.kill would end it; the lock
+    and the probe of §27 decide there.)"""
+    if os.name == "nt":
+        return True
+    if pid <= 0:
+        return False       # 0 and -1 name groups of processes, never one
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True        # another user's (EPERM), or a pid no process can have
+    return True
 
 
 def stop_signals():
@@ -4369,6 +4474,14 @@ _CONTEXT_DOC = _object_schema(
      "title", "providers", "audience", "supersedes", "tracks", "paths", "sha256", "reason"))
 _CONTEXT_LEFT_OUT = _object_schema({"id": _STR, "uri": _STR, "path": _STR, "reason": _STR},
                                    ("id", "uri", "path", "reason"))
+_PEER = _object_schema(
+    {"id": _STR, "client": dict(_STR, description="the name its client gave"),
+     "transport": {"type": "string", "enum": ["stdio", "bridge", "http"]},
+     "since": dict(_STR, description="UTC, ISO 8601"), "intent": _STR,
+     "scope": dict(_STRINGS, description="the paths it announced it will change"),
+     "announced": _STR,
+     "overlaps": dict(_STRINGS, description="the peers whose scope overlaps this one's")},
+    ("id", "client", "transport", "since", "scope", "overlaps"))
 
 
 def _limit(low, high, default, what):
@@ -4424,6 +4537,18 @@ TYPES = {
         "excluded": {"type": "array", "items": _CONTEXT_LEFT_OUT}},
         ("schema", "target", "directory", "provider", "audience", "fingerprint", "documents",
          "excluded")),
+    "AnnounceInput": _object_schema({
+        "intent": dict(_STR, maxLength=500, description="what you are about to do, in plain "
+                       "words"),
+        "scope": {"type": "array", "items": _STR, "maxItems": 64,
+                  "description": "the repository-relative paths (files or folders) you expect "
+                                 "to change; '.' is the whole repository"}},
+        ("intent", "scope"), closed=True),
+    "Peer": _PEER,
+    "PeerList": _object_schema({"count": _INT,
+                                "caller": dict(_STR, description="the id of the session asking"),
+                                "peers": {"type": "array", "items": _PEER}},
+                               ("count", "peers")),
     "BriefInput": _object_schema({
         "path": dict(_STR, description="a repository-relative path: a file, a directory ('.' "
                      "is the root), or a file you are about to create"),
@@ -4544,6 +4669,19 @@ BUILTINS = (
      "the reason. Refused while the context tree does not validate.",
      "ContextInput", "ContextResolution", "majordomus_context", None, "/api/v1/context",
      ["context", "resolve"], 64),
+    ("peers.list", "Who else works here",
+     "Returns the sessions sharing this repository's server (every MCP client on this "
+     "checkout), each with its client's name, transport, since when, what it announced it "
+     "will change, and whose announced paths overlap its own.",
+     "Empty", "PeerList", "majordomus_peers", ("majordomus://peers", "peers"),
+     "/api/v1/peers", ["peers"], 0),
+    ("peers.announce", "Announce what you will change",
+     "Call this before you change files, to tell the other sessions on this repository what "
+     "you are about to do (intent, in plain words) and the repository-relative paths you "
+     "expect to change (scope). Returns your entry with the peers whose paths overlap "
+     "yours; each of them is told. Changes this server's memory only, never a file.",
+     "AnnounceInput", "Peer", "majordomus_announce", None, "/api/v1/peers/announce", None, 0,
+     "command"),
     ("context.brief", "Brief me before I work on a path",
      "Call this before you create or change a file: give its path (a file that does not "
      "exist yet too) and your intent in plain words. Returns, as Markdown within a line "
@@ -4559,21 +4697,35 @@ BUILTINS = (
 )
 BUILTIN_IDS = frozenset(entry[0] for entry in BUILTINS)
 
+# What a capability's kind decides for every projection (§7.1, §27): the HTTP method that
+# routes it and the MCP tool annotations. They are derived from the kind here, and checked
+# by the registry (§7.4), never declared per projection. A command changes this process's
+# memory only (never the repository): not read-only, not destructive, idempotent.
+KIND_METHODS = {"query": "GET", "command": "POST"}
+KIND_ANNOTATIONS = {
+    "query": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
+              "openWorldHint": False},
+    "command": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+                "openWorldHint": False}}
+
 
 def builtin_descriptors():
-    """The descriptors of the builtin capabilities, fields in §7.1 order."""
+    """The descriptors of the builtin capabilities, fields in §7.1 order (an entry's 11th
+    field, when present, is its kind: query otherwise)."""
     out = []
-    for (cap_id, title, description, input_type, output_type, tool, resource, http, cli,
-         cache) in BUILTINS:
+    for entry in BUILTINS:
+        (cap_id, title, description, input_type, output_type, tool, resource, http, cli,
+         cache) = entry[:10]
+        kind = entry[10] if len(entry) > 10 else "query"
         exposure = {"mcp": {"tool": tool}}
         if resource:
             exposure["mcp"]["resource"] = {"uri": resource[0], "name": resource[1]}
         if http:
-            exposure["http"] = {"method": "GET", "path": http}
+            exposure["http"] = {"method": KIND_METHODS[kind], "path": http}
         if cli:
             exposure["cli"] = {"path": list(cli)}
         out.append({
-            "id": cap_id, "module": cap_id.partition(".")[0], "kind": "query", "title": title,
+            "id": cap_id, "module": cap_id.partition(".")[0], "kind": kind, "title": title,
             "description": description,
             "input": {"name": input_type, "schema": TYPES[input_type]},
             "output": {"name": output_type, "schema": TYPES[output_type]},
@@ -4663,6 +4815,13 @@ def descriptor_problems(descriptor):
         if executable and required:
             problems.append("a query read as the resource '%s' is called with no input, "
                             "and its input requires %s" % (uri, ", ".join(required)))
+    if kind == "command" and "resource" in mcp:
+        problems.append("a command is exposed as the MCP resource '%s': a read would change "
+                        "the process" % mcp["resource"].get("uri", ""))
+    if "http" in exposure and kind in KIND_METHODS and (
+            exposure["http"].get("method") != KIND_METHODS[kind]):
+        problems.append("the HTTP method %s does not fit a %s (routed by %s)" % (
+            exposure["http"].get("method"), kind, KIND_METHODS[kind]))
     if "prompt" in mcp and kind != "resource":
         problems.append("a prompt exposure sits on a %s capability, not a resource" % kind)
     if "http" in exposure:
@@ -4844,6 +5003,18 @@ def check_input(schema, value):
             raise InvalidInput("property '%s' must be a boolean" % name)
         if expected == "object" and not isinstance(item, dict):
             raise InvalidInput("property '%s' must be an object" % name)
+        if expected == "array":
+            if not isinstance(item, list):
+                raise InvalidInput("property '%s' must be an array" % name)
+            if rule.get("items", {}).get("type") == "string" and not all(
+                    isinstance(element, str) for element in item):
+                raise InvalidInput("property '%s' must be an array of strings" % name)
+            if "maxItems" in rule and len(item) > rule["maxItems"]:
+                raise InvalidInput("property '%s' holds at most %d items" % (name,
+                                                                            rule["maxItems"]))
+        if "maxLength" in rule and len(item) > rule["maxLength"]:
+            raise InvalidInput("property '%s' is at most %d characters" % (name,
+                                                                          rule["maxLength"]))
         if "enum" in rule and item not in rule["enum"]:
             raise InvalidInput("property '%s' must be one of %s"
                                % (name, ", ".join(map(str, rule["enum"]))))
@@ -4898,8 +5069,9 @@ class Generation:
                              obj.content)).lower())
             for obj in self.index.objects])
 
-    def execute(self, cap_id, arguments):
-        """§7.5: the one way anything runs a capability."""
+    def execute(self, cap_id, arguments, caller=None):
+        """§7.5: the one way anything runs a capability. `caller` is the Peer of the session
+        asking (§27), None where no session asks (the CLI, a REST request without one)."""
         self.counters.count("executions")
         descriptor = self.registry.by_id.get(cap_id)
         if descriptor is None:
@@ -4911,7 +5083,7 @@ class Generation:
         check_input(descriptor["input"]["schema"], arguments)
         cache = descriptor["cache"]
         if cache["policy"] != "process":
-            return self._invoke(cap_id, arguments)
+            return self._invoke(cap_id, arguments, caller)
         began = time.perf_counter_ns()
         # The cache belongs to the generation, so its key needs no index fingerprint.
         key = (cap_id, json_compact(arguments, sort_keys=True))
@@ -4930,10 +5102,12 @@ class Generation:
                 self.counters.values["cache_evictions"] += 1
         return value
 
-    def _invoke(self, cap_id, arguments):
+    def _invoke(self, cap_id, arguments, caller=None):
         self.counters.count("handler_invocations")
         began = time.perf_counter_ns()
         try:
+            if cap_id in CALLER_HANDLERS:
+                return HANDLERS[cap_id](self, arguments, caller)
             return HANDLERS[cap_id](self, arguments)
         except CapabilityError:
             raise
@@ -5115,8 +5289,8 @@ def _entry_uri(entry):
     return entry[0].uri
 
 
-def handle_get(gen, arguments):
-    view = resolve(gen, arguments["uri"]).view()
+def handle_get(gen, arguments, caller=None):
+    view = resolve(gen, arguments["uri"], caller).view()
     if "offset" in arguments or "limit" in arguments:
         view = window(view, arguments.get("offset", 1), arguments.get("limit"))
     return view
@@ -5235,19 +5409,44 @@ def handle_prompt(gen, arguments):
     return out
 
 
+def handle_peers(gen, arguments, caller=None):
+    """§27: the sessions of this server (none in a one-shot command, which has none)."""
+    board = gen.live.board if gen.live is not None else None
+    if board is None:
+        return {"count": 0, "peers": []}
+    return board.listing(caller)
+
+
+def handle_announce(gen, arguments, caller=None):
+    """§27: the caller's intent and scope, kept in this process's memory; the others whose
+    scope it overlaps are told (a replayed announce, after a takeover, tells nobody)."""
+    if caller is None or gen.live is None:
+        raise Refused("announce needs an MCP session")
+    intent = " ".join(arguments["intent"].split())
+    if not intent:
+        raise InvalidInput("property 'intent' must not be blank")
+    scope = list(dict.fromkeys(scope_path(gen.root, path) for path in arguments["scope"]))
+    return gen.live.board.announce(caller, intent, scope)
+
+
 HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
-            "context.resolve": resolve_context, "context.brief": brief}
+            "context.resolve": resolve_context, "context.brief": brief,
+            "peers.list": handle_peers, "peers.announce": handle_announce}
+# The handlers that are told who asks (§27): the peers, and objects.get, which reads
+# majordomus://peers for its caller as resources/read does.
+CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
 
 
 # ---------------------------------------------------------------------------------------
 # 10. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
 # ---------------------------------------------------------------------------------------
 
-def resolve(gen, uri):
-    """§8: the only path from a URI to an answer (objects.get and resources/read)."""
+def resolve(gen, uri, caller=None):
+    """§8: the only path from a URI to an answer (objects.get and resources/read); a query
+    runs for `caller` (§27: majordomus://peers names who asks)."""
     entry = gen.registry.by_uri.get(uri) if isinstance(uri, str) else None
     if entry is None:
         raise NotFound("unknown resource: %s" % uri)
@@ -5258,7 +5457,7 @@ def resolve(gen, uri):
                            % (uri, entry["id"]))
         return Resolved(entry, uri, obj=obj)
     try:
-        answer = gen.execute(entry["id"], {})
+        answer = gen.execute(entry["id"], {}, caller)
     except Refused:
         raise
     except CapabilityError as exc:
@@ -5497,6 +5696,7 @@ class Live:
         self._stopping = _thread.allocate_lock()
         self._stopping.acquire()
         self._ticking = _thread.allocate_lock()
+        self.board = Board()      # the sessions of this process (§27)
         self.stale_since = None   # when the last good generation began to be served over
         root = find_root(start)
         try:
@@ -5836,7 +6036,9 @@ def _read_changed(old, new, uri):
     """Would `resources/read` of `uri` answer differently (or not at all) now?"""
     entry = new.registry.by_uri.get(uri)
     if entry is not None and entry["kind"] in _EXECUTABLE:
-        return True   # a query's answer: the repository report names its generation
+        # a query's answer: the repository report names its generation; the peers are no
+        # generation's (the board tells of its own changes, §27)
+        return entry["id"] != "peers.list"
     before, after = old.index.by_uri.get(uri), new.index.by_uri.get(uri)
     if after is None:
         return before is not None
@@ -5845,7 +6047,1169 @@ def _read_changed(old, new, uri):
 
 
 # ---------------------------------------------------------------------------------------
-# 12. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
+# 12. The shared server (§27): one server per repository root, found through a lease
+#     outside the repository; the board of its sessions (peers); bridges that forward a
+#     client's frames to the owner, and a takeover when the owner dies.
+# ---------------------------------------------------------------------------------------
+#
+# Design.
+# - Election. `mcp` (not --inspect, --standalone or MAJORDOMUS_STANDALONE=1) and `serve`
+#   open the lease directory (made 0700; refused unless the user's, not writable by others,
+#   not a symlink) and the root's lease in it, `<first 16 hex of sha256(real root)>.json`:
+#     absent             -> create it (O_CREAT|O_EXCL, 0600) and lock it: OWNER;
+#     present, unlocked  -> its owner is dead (the kernel drops a dead process's lock, even
+#                           after kill -9): stale: lock it, remove it, elect again (so every
+#                           owner's lease is a file of its own, never a reused one);
+#     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
+#     locked, its pid dead -> a takeover is under way: wait;
+#     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
+#                           this root within 1 s (asked beside the bridge's own connection;
+#                           an owner that has switched that connection is alive, and its
+#                           report, a git status, may take up to 10 s on a large work tree);
+#                           else stale: unlinked (when it is still that file), elect again;
+#     a symlink, not the user's, not private, another root, version or options ->
+#                           STANDALONE, the reason said at info.
+#   The lock decides, not the pid or the file's existence: only one process can hold it, so
+#   two that elect at once never both win, and a lease no process holds is stale however it
+#   got there (a crash, kill -9, a file planted by hand).
+# - Owner. Builds its index and serves its own client on stdio exactly as a standalone
+#   server does; once its first answer is out (or 50 ms have passed) a thread binds
+#   127.0.0.1:0, serves every route of §10, §19 and §22 there (an owner started by `mcp` is
+#   private: every request without the lease's token is refused 401) and writes the lease.
+#   Its client gone, it lingers while a bridge is attached and ends with the last; ending,
+#   it removes the lease (if the file is still its own) and so lets the lock go.
+# - Bridge. Builds no index. Its connection to the owner's /mcp asks to switch (HTTP/1.1
+#   Upgrade: majordomus-stdio, 101) to the stdio framing, one JSON value a line each way,
+#   and the owner serves that connection with its stdio loop (one McpSession, transport
+#   `bridge`). So both eras, batches, requests before initialize, a second initialize, the
+#   line bound and notifications written before the answer they precede are the owner's
+#   stdio behaviour, carried as the lines they are: the bridge parses none of the owner's
+#   frames. (Streamable HTTP differs from stdio in each of those; translating them would be
+#   a second dispatch.) After each line it has handled, the owner writes one line of its
+#   own, `+` (answered) or `-` (not), in the same write as the answer and the notifications
+#   the line's handling wrote; a notification of another thread closes with `=`. The bridge
+#   delivers a group when its mark comes: so it knows which of its client's lines are done
+#   (and counts its answers), and an owner that dies mid-write leaves nothing half told.
+# - Takeover. A bridge keeps what a new server needs to be the same server to its client:
+#   the last legacy initialize, notifications/initialized, the resource subscriptions, the
+#   open subscriptions/listen, the last announce (Kept); and the lines sent but not done.
+#   When the owner's connection ends it elects again. Owner: it builds its index and
+#   replays all that into a local session, whose writes are dropped. Bridge of another: it
+#   sends the replay first (the handshake says how many lines: the owner keeps their
+#   announce from the other peers, and the bridge drops what they produce). Then the lines
+#   not done are sent again, and the client hears list_changed (the layer may have moved
+#   meanwhile) and nothing else. Within 2 s: the dead owner's lock is free at once.
+
+LEASE_PROTOCOL = "majordomus-stdio"      # the Upgrade a bridge asks of /mcp
+PEERS_URI = "majordomus://peers"
+PROBE_SECONDS = 1.0       # a live owner answers GET /api/v1/repository within this
+PROBE_GRACE = 10.0        # ... or, once it has switched a bridge's connection, this
+START_WAIT = 30.0         # seconds a process waits for an owner that is starting
+KICK_SECONDS = 0.05       # the owner binds once its first answer is out, or after this
+CLIENT_NAME_BOUND = 100   # characters of a client's name kept
+OVERSIZED = None          # a line over §9.2's bound, as read_lines yields it
+
+
+def utc_stamp(now=None):
+    """A UTC time in ISO 8601, to the second (2026-07-30T09:41:00Z)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+
+
+# -- the board: the sessions of this process and what each announced ----------------------
+
+class Peer:
+    """One session on the board (§27)."""
+
+    __slots__ = ("id", "client", "transport", "since", "intent", "scope", "announced",
+                 "session")
+
+    def __init__(self, number, session, transport):
+        self.id, self.session, self.transport = "p%d" % number, session, transport
+        self.client, self.since = "unknown", utc_stamp()
+        self.intent = self.announced = None
+        self.scope = []
+
+
+def paths_overlap(a, b):
+    """§27: one path equals or contains the other, by segments (`.` holds everything)."""
+    return a == b or a == "." or b == "." or b.startswith(a + "/") or a.startswith(b + "/")
+
+
+def scope_overlap(mine, theirs):
+    """The paths of `mine` that overlap any path of `theirs`."""
+    return [a for a in mine if any(paths_overlap(a, b) for b in theirs)]
+
+
+def scope_path(root, given):
+    """A path of an announced scope, normalised as §20.2's target is (a leading ./, doubled
+    and trailing slashes; absolute under the root made relative); refused as it refuses.
+    It need not exist (a peer may announce a file it will create): its nearest existing
+    ancestor must not lead outside the repository."""
+    path = given
+    if path == root or path.startswith(root + "/"):
+        path = path[len(root):].lstrip("/")
+    path = path or ("." if given else "")
+    if path != ".":
+        path = norm_rel(path) if path else None
+        if path is None:
+            raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
+    probe = path
+    while probe != "." and not os.path.lexists(native_path(root, probe)):
+        probe = probe.rpartition("/")[0] or "."
+    real = os.path.realpath(native_path(root, probe) if probe != "." else root)
+    top = os.path.realpath(root)
+    if real != top and not real.startswith(os.path.join(top, "")):
+        raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
+    return path
+
+
+class Board:
+    """The peers of this process (§27): every lasting MCP session (this process's stdio,
+    each bridge, each /mcp session), named by its client, with what it announced. Memory
+    only; gone with the process."""
+
+    def __init__(self):
+        import _thread
+        self.lock = _thread.allocate_lock()
+        self.peers = {}           # id -> Peer, in joining order
+        self.joined = 0
+        self.version = 0          # moves with every change (the pages reload on it)
+        self.watchers = []        # callables told the new version (the pages' streams)
+        self._waiters = []        # locks released when the last bridge leaves
+
+    def join(self, session, transport):
+        with self.lock:
+            self.joined += 1
+            peer = Peer(self.joined, session, transport)
+            self.peers[peer.id] = peer
+        self._changed()
+        return peer
+
+    def leave(self, peer):
+        with self.lock:
+            if self.peers.pop(peer.id, None) is None:
+                return
+            waiters = [] if self._bridges() else self._waiters
+            self._waiters = [] if waiters else self._waiters
+        for waiter in waiters:
+            waiter.release()
+        self._changed()
+
+    def name(self, peer, name):
+        if not isinstance(name, str) or not name.strip():
+            return
+        name = " ".join(name.split())[:CLIENT_NAME_BOUND]
+        if name != peer.client:
+            peer.client = name
+            self._changed()
+
+    def _bridges(self):
+        return sum(1 for peer in self.peers.values() if peer.transport == "bridge")
+
+    def bridges(self):
+        with self.lock:
+            return self._bridges()
+
+    def linger(self):
+        """Wait while a bridge is attached (§27: an owner whose client has gone)."""
+        import _thread
+        with self.lock:
+            if not self._bridges():
+                return
+            waiter = _thread.allocate_lock()
+            waiter.acquire()
+            self._waiters.append(waiter)
+        waiter.acquire()
+
+    def others(self, peer):
+        with self.lock:
+            return [other for other in self.peers.values() if other is not peer]
+
+    def view(self, peer, peers):
+        """A Peer as peers.list shows it, with the ids whose scope overlaps its own."""
+        out = {"id": peer.id, "client": peer.client, "transport": peer.transport,
+               "since": peer.since}
+        if peer.intent is not None:
+            out["intent"] = peer.intent
+        out["scope"] = list(peer.scope)
+        if peer.announced is not None:
+            out["announced"] = peer.announced
+        out["overlaps"] = [other.id for other in peers if other is not peer and other.scope
+                           and scope_overlap(peer.scope, other.scope)]
+        return out
+
+    def listing(self, caller=None):
+        with self.lock:
+            peers = list(self.peers.values())
+        out = {"count": len(peers)}
+        if caller is not None:
+            out["caller"] = caller.id
+        out["peers"] = [self.view(peer, peers) for peer in peers]
+        return out
+
+    def announce(self, peer, intent, scope):
+        """Keep the peer's intent and scope; tell each other session whose scope overlaps
+        (not while the announcer replays a takeover); the announcer's Peer."""
+        with self.lock:
+            peer.intent, peer.scope, peer.announced = intent, scope, utc_stamp()
+            peers = list(self.peers.values())
+        told = [(other, scope_overlap(other.scope, scope)) for other in peers
+                if other is not peer and other.scope]
+        if not peer.session.replaying:
+            for other, mine in told:
+                if mine:
+                    try:
+                        other.session.told(peer, mine)
+                    except Exception:  # one session that cannot be told stops no other
+                        log(DEBUG, "a peer could not be told", traceback=_traceback_text())
+        self._changed()
+        return self.view(peer, peers)
+
+    def _changed(self):
+        with self.lock:
+            self.version += 1
+            version, watchers = self.version, list(self.watchers)
+        for watcher in watchers:
+            try:
+                watcher(version)
+            except Exception:  # a page's stream that has gone
+                log(DEBUG, "a board watcher failed", traceback=_traceback_text())
+
+    def watch(self, watcher):
+        with self.lock:
+            self.watchers.append(watcher)
+
+    def unwatch(self, watcher):
+        with self.lock:
+            if watcher in self.watchers:
+                self.watchers.remove(watcher)
+
+
+def peers_sentence(others, room):
+    """§27: who else is here, for a session's instructions, in at most `room` characters:
+    as many as fit by name, the rest counted ('' when nobody is, or nothing fits)."""
+    if not others:
+        return ""
+    tail = "; majordomus_peers tells what each will change, majordomus_announce tells them yours."
+    names = ["%s (%s)" % (peer.id, peer.client) for peer in others]
+    for shown in range(len(names), -1, -1):
+        listed = ", ".join(names[:shown])
+        rest = len(names) - shown
+        if rest:
+            listed += "%s%d other session(s)" % (" and " if listed else "", rest)
+        for ending in (tail, "; see majordomus_peers.", "."):
+            text = "Also here: " + listed + ending
+            if len(text) <= room:
+                return text
+    return ""
+
+
+# -- the lease ---------------------------------------------------------------------------
+
+class LeaseFolder:
+    """The lease directory, opened once and checked (§27): each lease is opened relative
+    to that open directory where the platform can (no path is looked up twice)."""
+
+    def __init__(self, path, handle):
+        self.path, self.handle = path, handle
+
+    def _at(self, name):
+        return ({"dir_fd": self.handle}, name) if self.handle is not None else (
+            {}, os.path.join(self.path, name))
+
+    def open(self, name, flags, mode=0o600):
+        kwargs, where = self._at(name)
+        return os.open(where, flags | LEASE_FLAGS, mode, **kwargs)
+
+    def stat(self, name):
+        kwargs, where = self._at(name)
+        return os.stat(where, follow_symlinks=False, **kwargs)
+
+    def unlink(self, name, handle):
+        """Remove the lease `name` if it is still the file open as `handle`."""
+        try:
+            if same_file(self.stat(name), os.fstat(handle)):
+                kwargs, where = self._at(name)
+                os.unlink(where, **kwargs)
+        except OSError:
+            pass
+
+    def where(self, name):
+        return os.path.join(self.path, name)
+
+
+def open_lease_folder():
+    """(LeaseFolder, None), or (None, why the lease directory cannot be used)."""
+    path, why = lease_directory()
+    if path is None:
+        return None, why
+    try:
+        make_private_folder(path)
+    except FileExistsError:
+        pass                      # (what is there is checked below, never followed)
+    except OSError as exc:
+        return None, "the lease directory %s cannot be made: %s" % (path, _os_reason(exc))
+    handle = None
+    try:
+        if FOLDER_OPEN is not None:
+            handle = os.open(path, FOLDER_OPEN)
+            info = os.fstat(handle)
+        else:
+            info = os.lstat(path)
+    except OSError as exc:
+        import errno
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or os.path.islink(path):
+            return None, "the lease directory %s is a symlink" % path
+        return None, "the lease directory %s cannot be opened: %s" % (path, _os_reason(exc))
+    why = unsafe_folder(info, path)
+    if why is not None:
+        if handle is not None:
+            os.close(handle)
+        return None, why
+    return LeaseFolder(path, handle), None
+
+
+def lease_name(root):
+    """The lease of a root: the first 16 hex digits of sha256 of its real path, .json."""
+    try:
+        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
+    except ImportError:
+        try:
+            from _sha2 import sha256         # 3.12 and later
+        except ImportError:
+            from hashlib import sha256
+    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16] \
+        + ".json"
+
+
+class Refusal(Exception):
+    """This process cannot share: it serves standalone, and says why at info."""
+
+
+class Lease:
+    """The lease this process owns: its file, open and locked (the lock is the ownership)."""
+
+    def __init__(self, folder, name, handle, root):
+        self.folder, self.name, self.handle, self.root = folder, name, handle, root
+        self.token = os.urandom(32).hex()
+        self.url = None
+
+    def write(self, url):
+        """The lease's JSON, in one write over an emptied file (a reader of a partial one
+        waits and reads again)."""
+        self.url = url
+        if self.handle is None:
+            return                  # released already: the owner is ending
+        data = json_pretty({"root": self.root, "url": url, "pid": os.getpid(),
+                            "token": self.token, "version": VERSION,
+                            "started": utc_stamp()}).encode("utf-8") + b"\n"
+        os.ftruncate(self.handle, 0)
+        os.lseek(self.handle, 0, os.SEEK_SET)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.handle, view):]
+
+    def release(self):
+        """Remove the lease (when the file is still this one) and let the lock go."""
+        if self.handle is None:
+            return
+        self.folder.unlink(self.name, self.handle)
+        os.close(self.handle)
+        self.handle = None
+
+
+def read_lease(handle):
+    """The lease's fields, or None while it is empty or partly written."""
+    try:
+        os.lseek(handle, 0, os.SEEK_SET)
+        data = os.read(handle, 65536)
+        value = json_loads(data.decode("utf-8")) if data.strip() else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(value.get(key), kind) for key, kind in (
+            ("root", str), ("url", str), ("pid", int), ("token", str), ("version", str))):
+        return None
+    return value
+
+
+_AGAIN = ("again", None)      # an election's look that must be taken again at once
+
+
+class Elector:
+    """Who serves this root (§27): elect() -> ("owner", Lease) or ("bridge", the lease's
+    fields); a Refusal when this process must serve standalone."""
+
+    def __init__(self, root, folder, options):
+        self.root, self.folder, self.options = root, folder, options
+        self.name = lease_name(root)
+        self.where = folder.where(self.name)
+
+    def elect(self, wait=START_WAIT):
+        deadline = time.monotonic() + wait
+        while True:
+            outcome = self._try()
+            if outcome is _AGAIN:
+                continue
+            if outcome is not None:
+                return outcome
+            if time.monotonic() > deadline:
+                raise Refusal("the server holding the lease %s has not answered within %d s"
+                              % (self.where, wait))
+            time.sleep(0.01)
+
+    def _try(self):
+        """One look at the lease: an outcome, or None to look again shortly."""
+        created = True
+        try:
+            handle = self.folder.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+            # (created: empty, and locked below before anything is written)
+        except FileExistsError:
+            created = False
+            try:
+                handle = self.folder.open(self.name, os.O_RDWR)
+            except FileNotFoundError:
+                return None                      # removed meanwhile: look again
+            except OSError as exc:
+                import errno
+                if exc.errno in (errno.ELOOP, errno.EMLINK) or _is_link(self.folder, self.name):
+                    raise Refusal("the lease %s is a symlink" % self.where)
+                raise Refusal("the lease %s cannot be opened: %s" % (self.where,
+                                                                   _os_reason(exc)))
+        except OSError as exc:
+            raise Refusal("the lease %s cannot be made: %s" % (self.where, _os_reason(exc)))
+        try:
+            why = unsafe_lease(os.fstat(handle), self.where)
+            if why is not None:
+                raise Refusal(why)
+            if lock_lease(handle):
+                if not _still_there(self.folder, self.name, handle):
+                    return None                  # unlinked under us: look again
+                if not created:
+                    # No process holds it: stale. Its file goes (this process holds its
+                    # lock, so no other can own it meanwhile) and a new one is created: an
+                    # owner's lease is always a file of its own, so that a process judging
+                    # the old one stale can never remove the new owner's.
+                    stale = read_lease(handle)
+                    log(INFO, "replacing a stale lease", lease=self.where,
+                        pid=stale["pid"] if stale else "-")
+                    self.folder.unlink(self.name, handle)
+                    return _AGAIN
+                lease, handle = Lease(self.folder, self.name, handle, self.root), None
+                return "owner", lease
+            fields = read_lease(handle)
+            if fields is None or not process_alive(fields["pid"]):
+                return None                      # starting, or being taken over
+            if fields["root"] != self.root:
+                raise Refusal("the lease %s names another root" % self.where)
+            if fields["version"] != VERSION:
+                raise Refusal("the shared server (pid %d) is majordomus %s, not %s"
+                              % (fields["pid"], fields["version"], VERSION))
+            return "bridge", fields
+        finally:
+            if handle is not None:
+                os.close(handle)
+
+    def stale(self, fields):
+        """The owner named by `fields` does not answer: remove its lease so that the next
+        election replaces it, if the file there still names it (its token: a file's inode
+        number is no identity once the file is gone, and the next lease may reuse it)."""
+        log(INFO, "the shared server does not answer; replacing its lease", pid=fields["pid"],
+            lease=self.where)
+        try:
+            handle = self.folder.open(self.name, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            now = read_lease(handle)
+            if now is not None and now["token"] == fields["token"]:
+                self.folder.unlink(self.name, handle)      # (it checks the open file)
+        finally:
+            os.close(handle)
+
+
+def live_lease(folder, root):
+    """The fields of the lease of `root` while a live owner holds it, else None (a look,
+    never a change: `majordomus peers`)."""
+    name = lease_name(root)
+    try:
+        handle = folder.open(name, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        if unsafe_lease(os.fstat(handle), name) is not None or lock_lease(handle):
+            return None          # (a lease this look could lock has no owner)
+        fields = read_lease(handle)
+        return fields if fields is not None and fields["root"] == root else None
+    finally:
+        os.close(handle)
+
+
+def _still_there(folder, name, handle):
+    try:
+        return same_file(folder.stat(name), os.fstat(handle))
+    except OSError:
+        return False
+
+
+def _is_link(folder, name):
+    try:
+        return stat.S_ISLNK(folder.stat(name).st_mode)
+    except OSError:
+        return False
+
+
+def same_file(a, b):
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def options_text(options):
+    """The options that change what a server answers: a bridge attaches only to an owner
+    serving with the same ones (§27; its answers must be a standalone server's)."""
+    return "discovery=%s watch=%s strict=%s" % (
+        options.get("--discovery", "vcs"), "off" if "--no-watch" in options.flags else "on",
+        "on" if "--strict" in options.flags else "off")
+
+
+def standalone_reason(options):
+    """Why this process does not look for a shared server (None: it does)."""
+    if "--standalone" in options.flags:
+        return "--standalone"
+    if os.environ.get("MAJORDOMUS_STANDALONE", "").strip() == "1":
+        return "MAJORDOMUS_STANDALONE=1"
+    return None
+
+
+# -- loopback HTTP from the bridge's side: a few requests, no http.client ----------------
+
+def url_address(url):
+    """(host, port) of a lease's `http://HOST:PORT` on loopback; Refusal otherwise."""
+    rest = url[len("http://"):] if url.startswith("http://") else ""
+    host, _, port = rest.rstrip("/").rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not port.isdigit() or not (host.startswith("127.") or host == "::1"):
+        raise Refusal("the lease names %r, not a loopback HTTP address" % url)
+    return host, int(port)
+
+
+def http_exchange(url, head, body=b"", timeout=PROBE_SECONDS, switch=False):
+    """One request on a fresh connection to `url`'s server: (status, headers, body) where
+    body is the whole answer's; with `switch`, a 101 answer keeps the connection:
+    (101, headers, (socket, the bytes read past the head)). OSError when it fails."""
+    import _socket
+    host, port = url_address(url)
+    sock = _socket.socket(_socket.AF_INET6 if ":" in host else _socket.AF_INET,
+                          _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect((host, port))
+        hostport = "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
+        sock.sendall(("%s\r\nHost: %s\r\n\r\n" % (head, hostport)).encode("latin-1") + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk or len(data) > HEAD_LIMIT:
+                raise OSError("the server closed the connection")
+            data += chunk
+        top, _, rest = data.partition(b"\r\n\r\n")
+        lines = top.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[1].isdigit():
+            raise OSError("not an HTTP answer")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        status = int(parts[1])
+        if status == 101 and switch:
+            sock.settimeout(None)
+            kept, sock = sock, None
+            return status, headers, (kept, rest)
+        length = headers.get("content-length", "0")
+        length = int(length) if length.isdigit() else 0
+        while len(rest) < length:
+            chunk = sock.recv(min(65536, length - len(rest)))
+            if not chunk:
+                break
+            rest += chunk
+        return status, headers, rest
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def _error_message(body):
+    try:
+        return json_loads(body.decode("utf-8"))["error"]["message"]
+    except Exception:  # not our error body
+        return "HTTP error"
+
+
+def probe(fields, root, timeout=PROBE_SECONDS):
+    """§27: the root the lease's owner names in its answer to GET /api/v1/repository, or
+    None when it does not answer (within `timeout` for each step) with a report."""
+    try:
+        status, _, body = http_exchange(
+            fields["url"], "GET /api/v1/repository HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
+            "Connection: close" % fields["token"], timeout=timeout)
+        return json_loads(body.decode("utf-8"))["repository"]["root"] if status == 200 \
+            else None
+    except Exception:  # no answer, or no report
+        return None
+
+
+class LineReader:
+    """Lines from a socket, as io.BufferedReader.readline(limit) reads them from a file."""
+
+    def __init__(self, sock, data=b""):
+        self.sock, self.data = sock, data
+
+    def readline(self, limit=-1):
+        parts, size, data = [], 0, self.data
+        while True:
+            end = data.find(b"\n")
+            if end >= 0 and (limit < 0 or size + end < limit):
+                parts.append(data[:end + 1])
+                self.data = data[end + 1:]
+                return b"".join(parts)
+            if 0 <= limit <= size + len(data):
+                parts.append(data[:limit - size])
+                self.data = data[limit - size:]
+                return b"".join(parts)
+            parts.append(data)
+            size += len(data)
+            try:
+                data = self.sock.recv(262144)
+            except OSError:
+                data = b""
+            if not data:
+                self.data = b""
+                return b"".join(parts)
+
+
+class Remote:
+    """A bridge's connection to the owner, switched to the stdio framing."""
+
+    def __init__(self, sock, rest, fields):
+        self.sock, self.reader, self.fields = sock, LineReader(sock, rest), fields
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            pass          # the reader sees the end, and the lines are sent again
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def switch_to_owner(fields, root, options, replay):
+    """Connect to the owner's /mcp and switch to the stdio framing, asking the owner beside
+    it for its repository report (the probe of §27); a Remote. StaleOwner when the owner
+    answers neither within PROBE_SECONDS; Refusal when this process must serve standalone
+    (refused, or the owner serves another root). An owner that switched the connection is
+    alive: its report may take longer (git status on a large work tree), PROBE_GRACE."""
+    import _thread
+    answered = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def ask():
+        answered.append(probe(fields, root, PROBE_GRACE))
+        done.release()
+    _thread.start_new_thread(ask, ())
+    try:
+        status, headers, body = http_exchange(
+            fields["url"], "GET %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nConnection: "
+            "Upgrade\r\nUpgrade: %s\r\nMajordomus-Options: %s\r\nMajordomus-Replay: %d" % (
+                MCP_PATH, fields["token"], LEASE_PROTOCOL, options, replay), switch=True)
+    except OSError:
+        status = None
+    done.acquire(True, PROBE_GRACE if status == 101 else PROBE_SECONDS)
+    if status == 101 and answered == [root]:
+        return Remote(body[0], body[1], fields)
+    if status == 101:
+        body[0].close()
+    if status in (401, 409):
+        raise Refusal("the shared server (pid %d) refused this process: %s"
+                      % (fields["pid"], _error_message(body)))
+    if answered and answered[0] not in (None, root):
+        raise Refusal("the server the lease names serves %s" % answered[0])
+    raise StaleOwner()
+
+
+class StaleOwner(Exception):
+    """The lease's owner holds its lock but does not answer."""
+
+
+# -- what a takeover replays --------------------------------------------------------------
+
+class Kept:
+    """The requests that made this client's session what it is (§27): replayed into the
+    next server so that it is the same server to the client."""
+
+    _WORDS = (b"initialize", b"subscribe", b"listen", b"cancelled", b"majordomus_announce")
+
+    def __init__(self):
+        self.initialize = self.initialized = self.announce = None
+        self.subscribed, self.listens = {}, {}
+
+    def note(self, line):
+        if line is OVERSIZED or not any(word in line for word in self._WORDS):
+            return
+        value, _ = parse_frame(line)
+        for message in value if isinstance(value, list) else [value]:
+            if isinstance(message, dict) and isinstance(message.get("method"), str):
+                self._note(message)
+
+    def _note(self, message):
+        method, msg_id = message["method"], message.get("id")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        modern = is_modern(method, params)
+        if msg_id is None:
+            if method == "notifications/initialized":
+                self.initialized = message
+            elif method == "notifications/cancelled" and "requestId" in params:
+                self.listens.pop(_id_key(params["requestId"]), None)
+        elif method == "initialize" and not modern:
+            self.initialize = message
+        elif method in ("resources/subscribe", "resources/unsubscribe") and not modern:
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self.subscribed.pop(uri, None)
+                if method == "resources/subscribe":
+                    self.subscribed[uri] = message
+        elif method == "subscriptions/listen" and modern:
+            self.listens[_id_key(msg_id)] = message
+        elif method == "tools/call" and params.get("name") == "majordomus_announce":
+            self.announce = message
+
+    def lines(self):
+        messages = [self.initialize, self.initialized] + list(self.subscribed.values()) + list(
+            self.listens.values()) + [self.announce]
+        return [_json_bytes(m) + b"\n" for m in messages if m is not None]
+
+    def list_changed(self):
+        """The frames that tell this client the lists may have changed."""
+        frames = []
+        if self.initialize is not None and self.initialized is not None:
+            frames += [_notification("notifications/resources/list_changed", None),
+                       _notification("notifications/prompts/list_changed", None)]
+        for message in self.listens.values():
+            wanted = (message.get("params") or {}).get("notifications")
+            wanted = wanted if isinstance(wanted, dict) else {}
+            tag = {META_SUBSCRIPTION: message["id"]}
+            for flag, method in (("resourcesListChanged", "notifications/resources/list_changed"),
+                                 ("promptsListChanged", "notifications/prompts/list_changed")):
+                if wanted.get(flag) is True:
+                    frames.append(_notification(method, {"_meta": tag}))
+        return frames
+
+
+# -- the owner's side: its HTTP server, and a bridge's connection -------------------------
+
+class Sharing:
+    """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
+    first answer is out (or KICK_SECONDS passed), writes the lease and serves until
+    `stop()`. (The thread ends then: where it was the first to import threading, the
+    interpreter takes it for its main thread and waits for it at exit.)"""
+
+    def __init__(self, elector, lease):
+        import _thread
+        self.elector, self.lease = elector, lease
+        self.server, self.stopping = None, False
+        self.lock = _thread.allocate_lock()
+        self._kick = _thread.allocate_lock()
+        self._kick.acquire()
+
+    def start(self, live, kicked=False):
+        import _thread
+        if kicked:
+            self.kick()
+        _thread.start_new_thread(self._serve, (live,))
+
+    def kick(self):
+        if self._kick.locked():
+            self._kick.release()
+
+    def _serve(self, live):
+        self._kick.acquire(True, KICK_SECONDS)
+        try:
+            server, _ = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
+                                    self.elector.options)
+        except Exception as exc:  # the session goes on unshared; others take the lease
+            log(WARN, "the shared server cannot start; serving this client alone",
+                reason="%s: %s" % (type(exc).__name__, exc))
+            self.stop()
+            return
+        with self.lock:
+            if not self.stopping:
+                host, port = server.server_address[:2]
+                self.lease.write("http://%s:%d" % (host, port))
+                self.server = server
+        if self.server is not None:
+            log(INFO, "sharing this repository's server", url=self.lease.url,
+                lease=self.elector.where)
+            server.timeout = None
+            while not self.stopping:
+                server.handle_request()
+        server.server_close()
+
+    def stop(self):
+        """The owner ends: the lease gone, the server's thread woken to end."""
+        with self.lock:
+            self.stopping = True
+            server = self.server
+            self.lease.release()
+        if server is not None:
+            import socket
+            # a plain connect to the numeric address (create_connection would ask
+            # getaddrinfo, whose IDNA codec imports `re`)
+            host, port = server.server_address[:2]
+            wake = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+            try:
+                wake.settimeout(1.0)
+                wake.connect((host, port))
+            except OSError:
+                pass
+            finally:
+                wake.close()
+
+
+class Access:
+    """Who may use an owner's port (§27): the lease's token, presented as
+    `Authorization: Bearer`; a private owner (started by `mcp`) requires it on every
+    request, a public one (`serve`) refuses only a wrong one."""
+
+    def __init__(self, token, public):
+        self.token, self.public = token, public
+
+    def refusal(self, authorization):
+        """Why a request is refused 401, or None."""
+        if authorization is None:
+            return None if self.public else "this server serves its repository's sessions " \
+                "only: present the lease's token (Authorization: Bearer)"
+        scheme, _, given = authorization.strip().partition(" ")
+        try:
+            from _operator import _compare_digest     # hmac's, without hashlib's start-up
+        except ImportError:
+            from hmac import compare_digest as _compare_digest
+        if scheme.lower() != "bearer" or not _compare_digest(given.strip().encode("utf-8"),
+                                                             self.token.encode("utf-8")):
+            return "the token is not this server's"
+        return None
+
+    def admits_bridge(self, authorization):
+        return authorization is not None and self.refusal(authorization) is None
+
+
+class BridgeWriter:
+    """Frames on a bridge's connection, one writer at a time, each group closed by a mark
+    in the same write: what one of the bridge's lines produced (the notifications its
+    handling wrote, then its answer) by `+` (answered) or `-` (not), a notification of
+    another thread's by `=`. The bridge delivers a group only once its mark has come, so
+    an owner that dies mid-write leaves nothing half told."""
+
+    def __init__(self, sock):
+        import _thread
+        self.sock, self.lock = sock, _thread.allocate_lock()
+        self.holder, self.held, self.ident = None, [], _thread.get_ident
+
+    def __call__(self, frame):
+        with self.lock:
+            if self.holder == self.ident():
+                self.held.append(frame + b"\n")
+                return
+            self._send(frame + b"\n=\n")
+
+    def handling(self):
+        """The calling thread handles one of the bridge's lines: hold what it writes."""
+        with self.lock:
+            self.holder = self.ident()
+
+    def done(self, data):
+        with self.lock:
+            held, self.held, self.holder = self.held, [], None
+            self._send(b"".join(held) + (data + b"\n+\n" if data is not None else b"-\n"))
+
+    def _send(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            raise _ClientGone()
+
+
+def serve_bridge(sock, rest, live, replay):
+    """A bridge's connection once switched (§27): the stdio loop over a socket, one session
+    of transport `bridge`; the first `replay` lines are a takeover's replay."""
+    writer = BridgeWriter(sock)
+    session = McpSession(live, writer, transport="bridge")
+    session.replaying = replay > 0
+    reader = LineReader(sock, rest)
+    handled = 0
+    try:
+        for line in read_lines(reader.readline):
+            writer.handling()
+            writer.done(answer_guarded(live, session, line))
+            handled += 1
+            if handled >= replay:
+                session.replaying = False
+    except (OSError, _ClientGone):
+        pass              # the bridge went: its session ends
+    finally:
+        session.close()
+
+
+# -- the stdio side of `mcp`, whatever answers it ------------------------------------------
+
+class StdioLoop:
+    """§9.2's loop on this process's stdin and stdout. Its lines are answered by a local
+    session (standalone, or the owner) or forwarded to the owner (a bridge, which a
+    takeover makes local or points at another owner)."""
+
+    def __init__(self, options, elector=None):
+        import _thread
+        from collections import deque
+        self.options, self.elector = options, elector    # no elector: standalone
+        self.watching = "--no-watch" not in options.flags
+        self.writer = FrameWriter(sys.stdout.fileno())
+        self.lock = _thread.allocate_lock()
+        self.live = self.session = self.sharing = self.remote = None
+        self.kept = Kept() if elector is not None else None
+        self.pending = deque()          # lines sent to the owner, not yet done
+        self.skip = 0                   # marks of a replay still to come
+        self.replaying = self.ending = False
+        self.answered = 0
+
+    # -- who answers ----------------------------------------------------------------------
+
+    def link(self, replay=(), takeover=False):
+        """Elect, and answer from this process (as owner, or standalone when refused) or
+        from the owner; with `replay`, be the same server the client had."""
+        try:
+            while True:
+                role, value = self.elector.elect()
+                if role == "owner":
+                    return self.serve_locally(Sharing(self.elector, value), replay, takeover)
+                try:
+                    return self.attach(value, replay)
+                except StaleOwner:
+                    self.elector.stale(value)
+        except Refusal as exc:
+            log(INFO, "not shared: %s; serving standalone" % exc)
+            return self.serve_locally(None, replay, takeover)
+
+    def serve_locally(self, sharing=None, replay=(), takeover=False):
+        """Answer from an index of this process's own, as the owner when `sharing`: replay
+        what the client did (its writes dropped), then answer the lines not yet done."""
+        try:
+            live = start(self.options, True)[0]
+        except BaseException:
+            if sharing is not None:
+                sharing.lease.release()
+            raise
+        self.live, self.sharing = live, sharing
+        self.session = McpSession(live, self._write, transport="stdio")
+        if sharing is not None:
+            sharing.start(live, kicked=takeover)
+        self.session.replaying = self.replaying = True
+        for line in replay:
+            answer_guarded(live, self.session, line)
+        self.session.replaying = self.replaying = False
+        pending, self.pending = list(self.pending), type(self.pending)()
+        for line in pending:
+            data = answer_guarded(live, self.session, line)
+            if data is not None:
+                self.writer(data)
+                self.answered += 1
+
+    def _write(self, frame):
+        if not self.replaying:
+            self.writer(frame)
+
+    def attach(self, fields, replay=()):
+        """Forward to the owner the lease names (StaleOwner or Refusal as switch_to_owner):
+        the replay first, then the lines not yet done."""
+        import _thread
+        remote = switch_to_owner(fields, self.elector.root, self.elector.options, len(replay))
+        self.skip = len(replay)
+        remote.send(b"".join(replay) + b"".join(self.pending))
+        self.remote = remote
+        _thread.start_new_thread(self._pump, (remote,))
+        log(INFO, "attached to the shared server", url=fields["url"], pid=fields["pid"])
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self):
+        reader = sys.stdin.buffer
+        try:
+            for line in read_lines(reader.readline, stdin=True):
+                if self.remote is not None:   # (a bridge keeps what a takeover replays)
+                    self.kept.note(line)
+                with self.lock:
+                    remote = self.remote
+                    if remote is not None:
+                        line = oversized_line() if line is OVERSIZED else (
+                            line if line.endswith(b"\n") else line + b"\n")
+                        self.pending.append(line)
+                if remote is not None:
+                    remote.send(line)
+                    continue
+                data = answer_guarded(self.live, self.session, line)
+                if data is not None:
+                    self.writer(data)
+                    self.answered += 1
+                    if self.answered == 1 and self.sharing is not None:
+                        self.sharing.kick()
+                elif self.writer.gone:
+                    raise _ClientGone()
+            self._drain()
+            bridges = self.live.board.bridges() if self.sharing is not None else 0
+            if bridges:
+                log(INFO, "input ended; serving the attached bridges until the last leaves",
+                    answered=self.answered, bridges=bridges)
+            else:
+                log(INFO, "input ended; stopping", answered=self.answered)
+        except _ClientGone:
+            log(INFO, "client closed the output; stopping", answered=self.answered)
+            _silence_stdout()
+        finally:
+            self._end()
+        return EXIT_OK
+
+    def _drain(self):
+        """At the end of input, a bridge waits until its lines are done (a takeover
+        meanwhile answers them)."""
+        self.ending = True
+        while True:
+            with self.lock:
+                if self.remote is None or not self.pending:
+                    return
+            time.sleep(0.005)
+
+    def _end(self):
+        self.ending = True
+        with self.lock:
+            remote = self.remote
+        if remote is not None:
+            remote.close()
+        if self.session is None:
+            return
+        self.session.close()
+        if self.sharing is not None:
+            if self.live.board.bridges():
+                self.live.board.linger()
+                log(INFO, "the last bridge left; stopping")
+            self.sharing.stop()
+        self.live.close()
+
+    # -- a bridge's reader, and the takeover --------------------------------------------
+
+    def _pump(self, remote):
+        """The owner's lines to this client, until the owner's connection ends: each group
+        delivered when its mark comes (a group without one, cut by the owner's death, is
+        dropped, and its line is sent again to the next server)."""
+        group = []
+        while True:
+            line = remote.reader.readline()
+            if not line.endswith(b"\n"):
+                break
+            if line not in (b"+\n", b"-\n", b"=\n"):
+                group.append(line[:-1])
+                continue
+            if line != b"=\n" and self.skip:
+                self.skip -= 1            # (only this thread counts it down)
+                group = []                # what a replayed line produced
+                continue
+            try:
+                for frame in group:
+                    self.writer(frame)
+            except _ClientGone:
+                log(INFO, "client closed the output; stopping", answered=self.answered)
+                _silence_stdout()
+                remote.close()
+                os._exit(EXIT_OK)         # stdin may stay open: nothing else would end us
+            group = []
+            if line != b"=\n":
+                with self.lock:           # done once told: the end of input waits for it
+                    if self.pending:
+                        self.pending.popleft()
+                        self.answered += line == b"+\n"
+        with self.lock:
+            if self.remote is not remote or (self.ending and not self.pending):
+                return                    # closed by this process, at its end
+            self.remote = None
+            remote.close()
+            self._takeover(remote.fields)
+
+    def _takeover(self, gone):
+        """The owner's connection ended: elect again and be the same server to the client
+        (the lock is held meanwhile: the client's next lines wait)."""
+        began = time.monotonic()
+        log(INFO, "the shared server ended; electing again", pid=gone["pid"])
+        try:
+            self.link(self.kept.lines(), takeover=True)
+        except Fatal as exc:
+            write_stderr("majordomus: %s\n" % exc.message)
+            os._exit(exc.code)
+        except _ClientGone:
+            return
+        for frame in self.kept.list_changed() if self.watching else ():
+            try:
+                self.writer(frame)
+            except _ClientGone:
+                return
+        log(INFO, "took over the shared server" if self.sharing is not None else
+            "attached to the new shared server" if self.remote is not None else
+            "serving standalone after the shared server ended",
+            ms=int((time.monotonic() - began) * 1000))
+
+
+def oversized_line():
+    """What a bridge sends for a line over the bound: a line the owner reads as over it."""
+    return b" " * (LINE_BOUND + 1) + b"\n"
+
+
+def read_lines(readline, stdin=False):
+    """§9.2's input lines, blank ones skipped; OVERSIZED for a line over the bound (read
+    past without being held). An error reading stdin is the transport's (exit 13)."""
+    while True:
+        try:
+            line = readline(LINE_BOUND + 1)
+        except OSError as exc:
+            if not stdin:
+                raise
+            raise Fatal(EXIT_INTERNAL, "cannot read from the client: %s" % _os_reason(exc))
+        if not line:
+            return
+        if len(line) > LINE_BOUND and line[-1:] != b"\n":
+            while line and not line.endswith(b"\n"):
+                line = readline(65536)
+            yield OVERSIZED
+        elif line.strip():
+            yield line
+
+
+def answer_guarded(live, session, line):
+    """The frame answering one input line (None: nothing to answer); a defect in framing
+    answers -32603 and never ends the session."""
+    if line is OVERSIZED:
+        return _frame(None, error=(-32700, "parse error: the line is over the %d byte bound"
+                                   % LINE_BOUND))
+    try:
+        return answer_line(live, session, line)
+    except _ClientGone:
+        raise
+    except Exception as exc:  # a defect in framing must not end the session
+        log(DEBUG, "frame failed", traceback=_traceback_text())
+        return _frame(None, error=(-32603, "internal: %s" % exc))
+
+
+# ---------------------------------------------------------------------------------------
+# 13. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
 #     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
 #     framings over it; then the stdio transport.
 # ---------------------------------------------------------------------------------------
@@ -5857,9 +7221,9 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = {"name": "majordomus", "title": "Majordomus", "version": VERSION}
+META_CLIENT = "io.modelcontextprotocol/clientInfo"
 LINE_BOUND = 1048576
-TOOL_ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                    "openWorldHint": False}
+INSTRUCTIONS_BOUND = 600      # characters: the instructions stay short (§27 adds the peers)
 # The results a 2026-07-28 client may cache (for 0 ms: the layer can change any moment).
 _CACHEABLE = frozenset(("server/discover", "tools/list", "resources/list",
                         "resources/templates/list", "resources/read", "prompts/list"))
@@ -5911,7 +7275,8 @@ class McpListing:
                     "description": descriptor["description"],
                     "inputSchema": descriptor["input"]["schema"],
                     "outputSchema": descriptor["output"]["schema"],
-                    "_meta": {"majordomus": {"id": cap_id}}, "annotations": TOOL_ANNOTATIONS})
+                    "_meta": {"majordomus": {"id": cap_id}},
+                    "annotations": KIND_ANNOTATIONS[descriptor["kind"]]})
         self._tools_result = None
         self.queries = [registry.by_id[i] for i in builtin
                         if registry.by_id[i]["kind"] in _EXECUTABLE
@@ -5947,13 +7312,12 @@ BRIEF_INSTRUCTION = ("Before you create or change a file, call majordomus_brief 
 
 def instructions(objects, capabilities, tools, resources, state, prompts):
     """initialize's instructions (§9.3, §26): one short paragraph, under 600 characters
-    whatever the counts."""
+    whatever the counts, with room for the sentence naming the other sessions (§27)."""
     return (
         "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
         "(%d tools, %d resources), index state %s. %s Each object is the resource "
-        "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, "
-        "documents); majordomus://repository carries the repository report with every "
-        "diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
+        "majordomus://<kind>/<identity>; majordomus://repository carries the repository "
+        "report with every diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
         "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
         "written." % (objects, capabilities, tools, resources, state, BRIEF_INSTRUCTION,
                       prompts))
@@ -6009,14 +7373,17 @@ def mcp_prompts(gen):
 class McpSession:
     """One client connection: the legacy handshake and its resource subscriptions, the
     2026-07-28 listen subscriptions, and `write(frame)`, which puts one whole frame on
-    the connection (one writer at a time)."""
+    the connection (one writer at a time). A session of a lasting connection is a peer on
+    the board (§27: `transport` stdio, bridge or http); a stateless one is none."""
 
-    def __init__(self, live, write, pushes=True):
+    def __init__(self, live, write, pushes=True, transport=None):
         self.live, self.write = live, write
         self.pushes = pushes      # can the transport send a frame on its own? (stdio: yes)
         self.initialized = False
         self.legacy = Listener(self._notify, uris=())
         self.listens = {}
+        self.replaying = False    # a takeover's replay (§27): its announce tells nobody
+        self.peer = live.board.join(self, transport) if transport else None
 
     def _notify(self, method, params):
         self.write(_notification(method, params))
@@ -6027,6 +7394,29 @@ class McpSession:
         for listener in self.listens.values():
             self.live.unlisten(listener)
         self.listens.clear()
+        if self.peer is not None:
+            self.live.board.leave(self.peer)
+
+    def name(self, info):
+        """The client's name, from initialize's clientInfo or a 2026-07-28 request's _meta."""
+        if self.peer is not None and isinstance(info, dict):
+            self.live.board.name(self.peer, info.get("name"))
+
+    def told(self, announcer, mine):
+        """§27: another peer announced a scope that overlaps this session's paths `mine`:
+        `updated` for majordomus://peers where subscribed, and a warning where the era has
+        log messages (the legacy one)."""
+        if self.initialized and PEERS_URI in self.legacy.uris:
+            self.legacy.send("notifications/resources/updated", {"uri": PEERS_URI})
+        for listener in list(self.listens.values()):
+            if PEERS_URI in listener.uris:
+                listener.send("notifications/resources/updated", {"uri": PEERS_URI})
+        if self.initialized:
+            self.write(_notification("notifications/message", {
+                "level": "warning", "logger": "majordomus.peers",
+                "data": "%s (%s) announced %s on %s, overlapping yours: %s" % (
+                    announcer.id, announcer.client, announcer.intent,
+                    ", ".join(announcer.scope), ", ".join(mine))}))
 
 
 class Call:
@@ -6049,14 +7439,27 @@ def m_initialize(call, params):
     version = params.get("protocolVersion")
     if version not in PROTOCOL_VERSIONS:
         version = PROTOCOL_VERSIONS[0]
+    call.session.name(params.get("clientInfo"))
     return {"protocolVersion": version, "capabilities": _capabilities(call.session.live),
-            "serverInfo": SERVER_INFO, "instructions": mcp_listing(call.gen).instructions}
+            "serverInfo": SERVER_INFO, "instructions": _instructions(call)}
 
 
 def m_discover(call, params):
     return {"resultType": "complete", "supportedVersions": [MODERN_VERSION] + list(
         PROTOCOL_VERSIONS), "capabilities": _capabilities(call.session.live),
-            "serverInfo": SERVER_INFO, "instructions": mcp_listing(call.gen).instructions}
+            "serverInfo": SERVER_INFO, "instructions": _instructions(call)}
+
+
+def _instructions(call):
+    """The generation's instructions and, when other sessions are here, who (§27), within
+    INSTRUCTIONS_BOUND characters."""
+    text = mcp_listing(call.gen).instructions
+    peer = call.session.peer
+    if peer is None:
+        return text
+    others = call.session.live.board.others(peer)
+    sentence = peers_sentence(others, INSTRUCTIONS_BOUND - 1 - len(text))
+    return text + " " + sentence if sentence else text
 
 
 def _no_cursor(params):
@@ -6085,7 +7488,7 @@ def m_read(call, params):
     if not isinstance(uri, str):
         raise RpcError(-32602, "params.uri is required")
     try:
-        resolved = resolve(call.gen, uri)
+        resolved = resolve(call.gen, uri, call.session.peer)
     except NotFound:
         raise _ResourceMissing(uri)
     except InvalidInput as exc:
@@ -6106,7 +7509,7 @@ def m_call(call, params):
     if cap_id is None:
         raise RpcError(-32602, "unknown tool: %s" % name)
     try:
-        value = call.gen.execute(cap_id, arguments)
+        value = call.gen.execute(cap_id, arguments, call.session.peer)
     except Internal as exc:
         raise RpcError(-32603, str(exc))
     except CapabilityError as exc:
@@ -6277,6 +7680,7 @@ def dispatch(live, session, message, header_version=None):
         gen = live.current()   # every request first sees the layer as it is now (§15.2)
         if modern:
             check_modern_envelope(params, header_version)
+            session.name(params["_meta"].get(META_CLIENT))
         entry = METHODS.get(method)
         if entry is None or not entry[2 if modern else 1]:
             raise RpcError(-32601, "method not found: %s" % method)
@@ -6405,50 +7809,6 @@ class FrameWriter:
                 view = view[written:]
 
 
-def run_stdio(live):
-    """The stdio loop: read a line, answer it; EOF or a closed output ends it."""
-    reader = sys.stdin.buffer
-    writer = FrameWriter(sys.stdout.fileno())
-    session = McpSession(live, writer)
-    answered = 0
-    try:
-        while True:
-            try:
-                line = reader.readline(LINE_BOUND + 1)
-            except OSError as exc:
-                raise Fatal(EXIT_INTERNAL, "cannot read from the client: %s" % _os_reason(exc))
-            if not line:
-                log(INFO, "input ended; stopping", answered=answered)
-                return EXIT_OK
-            if len(line) > LINE_BOUND and line[-1:] != b"\n":
-                while line and not line.endswith(b"\n"):   # skip the rest, never holding it
-                    line = reader.readline(65536)
-                data = _frame(None, error=(-32700, "parse error: the line is over the %d byte "
-                                           "bound" % LINE_BOUND))
-            elif not line.strip():
-                continue
-            else:
-                try:
-                    data = answer_line(live, session, line)
-                except _ClientGone:
-                    raise
-                except Exception as exc:  # a defect in framing must not end the session
-                    log(DEBUG, "frame failed", traceback=_traceback_text())
-                    data = _frame(None, error=(-32603, "internal: %s" % exc))
-            if data is not None:
-                writer(data)
-                answered += 1
-            elif writer.gone:
-                raise _ClientGone()
-    except _ClientGone:
-        log(INFO, "client closed the output; stopping", answered=answered)
-        _silence_stdout()
-        return EXIT_OK
-    finally:
-        session.close()
-        live.close()
-
-
 def _silence_stdout():
     """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
     try:
@@ -6480,7 +7840,7 @@ def inspect_text(gen):
 
 
 # ---------------------------------------------------------------------------------------
-# 13. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
+# 14. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
 # ---------------------------------------------------------------------------------------
 
 HEAD_LIMIT = 65536
@@ -6531,7 +7891,10 @@ class HttpProjection:
                           for name, rule in schema.get("properties", {}).items()]
             operation = {"operationId": descriptor["id"], "summary": descriptor["title"],
                          "description": descriptor["description"]}
-            if parameters:
+            if method == "POST":      # a command (§27): its input is the JSON body
+                operation["requestBody"] = {"required": True, "content": {
+                    "application/json": {"schema": schema}}}
+            elif parameters:
                 operation["parameters"] = parameters
             operation["responses"] = {
                 "200": {"description": descriptor["output"].get("name", "the value"),
@@ -6551,9 +7914,11 @@ class HttpProjection:
                     ("code", "message"))}, ("error",))},
                 "responses": responses}}
 
-    def answer(self, method, target, headers=None):
-        """The JSON body (bytes) of a GET/HEAD request target, or a Page (§22); raise
-        HttpError."""
+    def answer(self, method, target, headers=None, caller=None, body=b""):
+        """The JSON body (bytes) of a request, or a Page (§22); raise HttpError. A query is
+        routed by GET (and HEAD) with its input in the query string, a command (§27) by
+        POST with its input as the JSON body; `caller` is the Peer of the MCP session the
+        request names (Mcp-Session-Id), if any."""
         path, _, query = target.partition("?")
         path = _percent_decode(path, plus=False)
         if method not in ("GET", "HEAD", "POST"):
@@ -6567,17 +7932,23 @@ class HttpProjection:
         if path not in self.paths:
             raise HttpError(404, "not_found", "no route %s %s; the routes are listed at "
                             "/openapi.json" % (method, path))
-        if method == "POST":
+        routed = "GET" if method == "HEAD" else method
+        descriptor = self.routes.get((routed, path))
+        if descriptor is None and not (routed == "GET" and path in ("/", "/openapi.json")):
+            allowed = sorted({m for m, p in self.routes if p == path} or {"GET"})
             raise HttpError(405, "method_not_allowed", "%s %s is not a route; another method "
-                            "is" % (method, path), [("Allow", "GET, HEAD")])
+                            "is" % (method, path), [("Allow", ", ".join(
+                                "GET, HEAD" if m == "GET" else m for m in allowed))])
         if path == "/":
             return self.index_document
         if path == "/openapi.json":
             return self.openapi
-        descriptor = self.routes[("GET", path)]
         try:
-            arguments = _query_arguments(query, descriptor["input"]["schema"])
-            return _pretty(self.gen.execute(descriptor["id"], arguments))
+            if routed == "POST":
+                arguments = _body_arguments(query, body)
+            else:
+                arguments = _query_arguments(query, descriptor["input"]["schema"])
+            return _pretty(self.gen.execute(descriptor["id"], arguments, caller))
         except CapabilityError as exc:
             for error, status, code in _HTTP_ERRORS:
                 if isinstance(exc, error):
@@ -6609,6 +7980,21 @@ def _percent_decode(text, plus):
         return (unquote_plus if plus else unquote)(text, errors="strict")
     except UnicodeDecodeError:
         raise HttpError(400, "invalid_input", "the request target is not UTF-8 once decoded")
+
+
+def _body_arguments(query, body):
+    """A command's input (§27): the request body, one JSON object; nothing in the query."""
+    if query:
+        raise InvalidInput("a POST route takes its input as a JSON body, not in the query")
+    if not body.strip():
+        return {}
+    try:
+        value = json_loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidInput("the request body is not JSON: %s" % exc)
+    if not isinstance(value, dict):
+        raise InvalidInput("the request body must be a JSON object")
+    return value
 
 
 def _query_arguments(query, schema):
@@ -6779,7 +8165,7 @@ def _error_body(code, message, data=None):
 
 
 # ---------------------------------------------------------------------------------------
-# 14. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
+# 15. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
 # Blocks: ATX headings (with ids), paragraphs, fenced and indented code, bullet and
 # ordered lists, block quotes, GitHub pipe tables, rules. Inline: emphasis, code spans,
 # hard breaks, backslash escapes, links, autolinks, images (as links). Everything else
@@ -7238,7 +8624,7 @@ class _MdInline:
 
 
 # ---------------------------------------------------------------------------------------
-# 15. The pages of `serve` (§22): server-rendered HTML of the current generation, a
+# 16. The pages of `serve` (§22): server-rendered HTML of the current generation, a
 #     projection like the routes (a page never reads a file itself), memoised per
 #     generation where it pays; one stylesheet and one small script from the archive;
 #     every repository value escaped; the safety headers on every answer.
@@ -7573,7 +8959,10 @@ class UiPages:
         if path == UI_PREFIX:
             return Page(303, b"", headers=[("Location", UI_PREFIX + "/")])
         if path == UI_PREFIX + "/":
-            return self.html(self.gen.memo("ui.overview." + host, lambda: self.overview(host)))
+            page = self.gen.memo("ui.overview." + host, lambda: self.overview(host))
+            live = self.gen.live
+            return self.html(page.replace(PEERS_PLACE, peers_board(live.board) if live else "",
+                                          1))
         if path.startswith(UI_PREFIX + "/static/"):
             name = path[len(UI_PREFIX + "/static/"):]
             if name in UI_STATIC:
@@ -7706,8 +9095,9 @@ class UiPages:
                      'or create one: the documents that govern it and why each applies, the '
                      'rules in force, and what relates to what you are about to do.</p>'
                      + brief_form("", ""))
-        # The peers board (§27) goes here when peers exist: after the state and the path
-        # form, before the kinds (who else is working here is read before what is served).
+        # The peers board (§27), made for each request: after the state and the path form,
+        # before the kinds (who else is working here is read before what is served).
+        parts.append(PEERS_PLACE)
         rows = "".join('<tr><td><a href="%s/kind/%s">%s</a></td><td class="num">%d</td></tr>'
                        % (UI_PREFIX, _q(kind), _h(kind), count)
                        for kind, count in index.kinds.items())
@@ -8137,6 +9527,33 @@ def ui_pages(gen):
     return gen.memo("ui", lambda: UiPages(gen))
 
 
+PEERS_PLACE = "<!-- the peers board -->"
+
+
+def peers_board(board):
+    """The overview's board (§27): every session sharing this server, which client, its
+    intent, scope and since when, the overlaps marked. Made for each request (the board is
+    no generation's); `data-peers` is its version, which the page's event stream follows."""
+    listing = board.listing()
+    rows = []
+    for peer in listing["peers"]:
+        overlaps = "".join('<span class="badge sev-warning">overlaps %s</span> ' % _h(other)
+                           for other in peer["overlaps"])
+        rows.append('<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td>'
+                    '<td class="path">%s</td><td class="nowrap">%s</td><td>%s</td></tr>' % (
+                        ' class="overlap"' if peer["overlaps"] else "", _h(peer["id"]),
+                        _h(peer["client"]), _h(peer["transport"]), _h(peer.get("intent", "")),
+                        ", ".join(_path_html(path) for path in peer["scope"]),
+                        _h(peer["since"].replace("T", " ")), overlaps.strip()))
+    table = ('<div class="table-wrap"><table class="stack" aria-labelledby="mj-peers"><thead>'
+             '<tr><th scope="col">Session</th><th scope="col">Client</th><th scope="col">'
+             'Transport</th><th scope="col">Intent</th><th scope="col">Scope</th><th scope='
+             '"col">Since (UTC)</th><th scope="col">Overlaps</th></tr></thead><tbody>%s'
+             '</tbody></table></div>' % "".join(rows)) if rows else (
+        '<p>No MCP client is connected now.</p>')
+    return ('<section class="peers" aria-labelledby="mj-peers" data-peers="%d"><h2 id='
+            '"mj-peers">Sessions sharing this server (%d)</h2>%s</section>'
+            % (board.version, listing["count"], table))
 def brief_form(path, intent):
     """The form that asks what governs a path (the context page, with the brief, §26): a
     path, and what the reader is about to do."""
@@ -8381,14 +9798,15 @@ def _resource_table(registry, ids):
 
 
 # ---------------------------------------------------------------------------------------
-# 16. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
+# 17. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
 #     /mcp, /ui), one thread per connection, the event streams, and the server.
 # ---------------------------------------------------------------------------------------
 
-def make_http_handler(live, mcp, bound=None):
+def make_http_handler(live, mcp, bound=None, access=None, options=None):
     """The per-connection handler class: one thread per connection (socketserver). `mcp`
     is the /mcp transport (McpOverHttp); `bound`, the address literal the server was told
-    to bind, which the Host guard accepts too."""
+    to bind, which the Host guard accepts too; `access` (§27) the token an owner asks for,
+    and `options` what a bridge's options must equal (None: no lease, no bridge)."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -8455,6 +9873,10 @@ def make_http_handler(live, mcp, bound=None):
                 if origin is not None and origin != "http://" + (host or ""):
                     raise HttpError(403, "forbidden", "origin '%s' is not served" % origin,
                                     close=unread)
+                refusal = access.refusal(headers.get("authorization")) if access else None
+                if refusal is not None:
+                    raise HttpError(401, "unauthorized", refusal,
+                                    [("WWW-Authenticate", "Bearer")], close=unread)
                 if "transfer-encoding" in headers:
                     raise HttpError(400, "bad_request", "a request body needs a Content-Length",
                                     close=True)
@@ -8466,6 +9888,8 @@ def make_http_handler(live, mcp, bound=None):
                 # The event streams are counted per client address and Host (§25).
                 slots = (self.client_address[0], (host or "").lower())
                 if target.partition("?")[0] == MCP_PATH:
+                    if headers.get("upgrade", "").lower() == LEASE_PROTOCOL:
+                        return self.bridge(method, headers, pending), b""
                     return self.mcp(method, headers, body, keep_alive, slots), pending
                 if target.partition("?")[0] == UI_EVENTS and method != "POST":
                     return self.events(head_only, headers, slots), pending
@@ -8473,9 +9897,10 @@ def make_http_handler(live, mcp, bound=None):
                     # The freshness check runs outside the lock: a request that arrives
                     # during a rebuild is answered from the previous generation (§15.1).
                     projection = http_projection(live.current())
+                    caller = mcp.peer_of(headers.get("mcp-session-id"))
                     with running:
                         body = projection.answer("GET" if head_only else method, target,
-                                                 headers)
+                                                 headers, caller, body)
                 finally:
                     in_flight.release()
                 if isinstance(body, Page):
@@ -8505,8 +9930,9 @@ def make_http_handler(live, mcp, bound=None):
 
         def events(self, head_only, headers, slots):
             """/ui/events (§22): the generation now, then each new one, as server-sent
-            events; counted with /mcp's streams; to this server's own pages only (§25: an
-            <img> on another site must not take the slots)."""
+            events; and (§27) each change of the board, as `peers` events; counted with
+            /mcp's streams; to this server's own pages only (§25: an <img> on another site
+            must not take the slots)."""
             try:
                 if not same_origin(headers, strict=True):
                     raise HttpError(403, "forbidden", "%s is served to this server's own "
@@ -8515,6 +9941,7 @@ def make_http_handler(live, mcp, bound=None):
                 if stream is not None:
                     gen = live.current()
                     stream.put(_json_bytes({"generation": gen.number}))
+                    stream.put(("peers", _json_bytes({"peers": live.board.version})))
             finally:
                 in_flight.release()
             if stream is None:
@@ -8528,11 +9955,16 @@ def make_http_handler(live, mcp, bound=None):
                                 resources_list=False, prompts_list=False, generations=True)
             release = stream.release
 
+            def board_moved(version):
+                stream.put(("peers", _json_bytes({"peers": version})))
+
             def closed():
                 live.unlisten(listener)
+                live.board.unwatch(board_moved)
                 release()
             stream.release = closed
             live.listen(listener)
+            live.board.watch(board_moved)
             try:
                 _respond(self.request, 200, b"", False, False, UI_HEADERS, stream=True)
                 self.request.sendall(b"retry: 1000\n\n")
@@ -8540,6 +9972,28 @@ def make_http_handler(live, mcp, bound=None):
                 stream.closed()
                 raise
             serve_stream(self.request, stream)
+            return False
+
+        def bridge(self, method, headers, pending):
+            """A bridge asks /mcp to switch to the stdio framing (§27): it must present the
+            lease's token and serve with this server's options; then the connection is
+            the bridge's session until it ends."""
+            try:
+                if method != "GET" or access is None or not access.admits_bridge(
+                        headers.get("authorization")):
+                    raise HttpError(401, "unauthorized", "a bridge presents the lease's token",
+                                    [("WWW-Authenticate", "Bearer")])
+                if headers.get("majordomus-options") != options:
+                    raise HttpError(409, "conflict", "this server serves with other options "
+                                    "(%s)" % options)
+                replay = headers.get("majordomus-replay", "0")
+                replay = int(replay) if replay.isdigit() and len(replay) < 7 else 0
+            finally:
+                in_flight.release()
+            self.request.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
+                                  "Connection: Upgrade\r\n\r\n" % LEASE_PROTOCOL).encode("ascii"))
+            self.request.settimeout(None)
+            serve_bridge(self.request, pending, live, replay)
             return False
 
         def mcp(self, method, headers, body, keep_alive, slots):
@@ -8619,7 +10073,7 @@ class HttpSession:
         self.stream = None
         # Notifications reach a legacy session only through its GET stream: it listens
         # while one is open (and it has sent notifications/initialized).
-        self.mcp = McpSession(live, self._write, pushes=False)
+        self.mcp = McpSession(live, self._write, pushes=False, transport="http")
 
     def follow(self):
         if self.stream is not None and self.mcp.initialized:
@@ -8701,6 +10155,15 @@ class McpOverHttp:
             sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             session.end()
+
+    def peer_of(self, key):
+        """The Peer of the live legacy session `key` names (§27: a REST request that names
+        its MCP session acts for it), or None."""
+        if key is None:
+            return None
+        with self.lock:
+            session = self.sessions.get(key)
+        return session.mcp.peer if session is not None else None
 
     # -- legacy sessions --------------------------------------------------------------
 
@@ -8931,7 +10394,11 @@ def serve_stream(sock, stream):
                 frame = b""
             if frame is None:
                 return
-            if frame:
+            if isinstance(frame, tuple):          # a named event (§27: `peers`)
+                sock.sendall(b"event: " + frame[0].encode("ascii") + b"\ndata: " + frame[1]
+                             + b"\n\n")
+                last = time.monotonic()
+            elif frame:
                 sock.sendall(b"data: " + frame + b"\n\n")
                 last = time.monotonic()
             elif time.monotonic() - last >= KEEP_ALIVE:
@@ -8946,9 +10413,9 @@ def serve_stream(sock, stream):
         stream.closed()
 
 
-def run_http(live, host, port):
-    """Bind, log the address, serve until SIGINT or SIGTERM (then exit 0)."""
-    import signal
+def http_server(live, host, port, access=None, options=None, bound=None):
+    """The HTTP server of §10, §19, §22 bound to host:port (not yet serving), and its /mcp
+    transport; `bound`, `access` and `options` as make_http_handler's."""
     import socket
     import socketserver
 
@@ -8961,10 +10428,23 @@ def run_http(live, host, port):
             exclusive_bind(self.socket)     # a port in use is exit 13 everywhere (§24)
             socketserver.TCPServer.server_bind(self)
 
+    mcp = McpOverHttp(live)
+    return Server((host, port), make_http_handler(live, mcp, bound, access, options)), mcp
+
+
+def run_http(live, host, port, elector=None):
+    """Bind, log the address, serve until SIGINT or SIGTERM (then exit 0). With an
+    `elector` (§27), `serve` owns the repository's lease when no live server does."""
+    import signal
+    lease = None
+    if elector is not None:
+        lease = serve_lease(elector, host)
     try:
-        mcp = McpOverHttp(live)
-        server = Server((host, port), make_http_handler(live, mcp, bound_name(host)))
+        server, mcp = http_server(live, host, port, lease and Access(lease.token, True),
+                                  elector.options if lease else None, bound_name(host))
     except (OSError, OverflowError) as exc:
+        if lease is not None:
+            lease.release()
         raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
 
     class _Stop(BaseException):
@@ -8982,15 +10462,40 @@ def run_http(live, host, port):
         if not _is_loopback(bound_host):
             log(WARN, "serving on a non-loopback address: anyone who reaches it reads the "
                 "layer", host=bound_host)
+        if lease is not None:
+            reach = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound_host, bound_host)
+            lease.write("http://%s:%d" % ("[%s]" % reach if ":" in reach else reach,
+                                          bound_port))
         log(INFO, "listening on http://%s:%d" % (shown, bound_port))
         server.serve_forever(poll_interval=0.5)
     except _Stop:
         log(INFO, "signal received; stopping")
     finally:
+        if lease is not None:
+            lease.release()
         server.server_close()
         mcp.close()
         live.close()
     return EXIT_OK
+
+
+def serve_lease(elector, host):
+    """`serve`'s lease (§27), or None when another server holds it or it cannot be used
+    (said at info: this server then serves its own sessions only)."""
+    if not (_is_loopback(host) or host in ("0.0.0.0", "::")):
+        log(INFO, "not sharing this repository's sessions: %s is not a loopback address"
+            % host)
+        return None
+    try:
+        role, value = elector.elect(PROBE_SECONDS)
+    except Refusal as exc:
+        log(INFO, "not sharing this repository's sessions: %s" % exc)
+        return None
+    if role == "bridge":
+        log(INFO, "this repository's shared server runs elsewhere; this one serves its own "
+            "sessions", url=value["url"], pid=value["pid"])
+        return None
+    return value
 
 
 def bound_name(host):
@@ -9009,7 +10514,7 @@ def _is_loopback(host):
 
 
 # ---------------------------------------------------------------------------------------
-# 17. CLI projections (§11): each command executes its capability through the registry's
+# 18. CLI projections (§11): each command executes its capability through the registry's
 #     CLI exposure.
 # ---------------------------------------------------------------------------------------
 
@@ -9073,6 +10578,22 @@ def search_text(value):
     return "\n".join(lines + ["%d of %d" % (value["count"], value["total"])]) + "\n"
 
 
+def peers_text(value):
+    """`majordomus peers` as text: one line a session, then `N peer(s)`."""
+    lines = []
+    for peer in value["peers"]:
+        line = "%-4s %-24s %-7s since %s" % (peer["id"], peer["client"], peer["transport"],
+                                              peer["since"])
+        if "intent" in peer:
+            line += "  intent: %s" % peer["intent"]
+        if peer["scope"]:
+            line += "  scope: %s" % ", ".join(peer["scope"])
+        if peer["overlaps"]:
+            line += "  overlaps: %s" % ", ".join(peer["overlaps"])
+        lines.append(line)
+    return "\n".join(lines + ["%d peer(s)" % value["count"]]) + "\n"
+
+
 def capabilities_list_text(value):
     lines = []
     for descriptor in value["capabilities"]:
@@ -9121,24 +10642,30 @@ def write_stdout(text):
 
 
 # ---------------------------------------------------------------------------------------
-# 18. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
+# 19. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
 # ---------------------------------------------------------------------------------------
 
 REPO_OPTIONS = ("--repo", "--discovery")
 COMMANDS = {
     "mcp": {"usage": "majordomus mcp [--repo PATH] [--discovery vcs|filesystem] [--strict] "
-                     "[--no-watch] [--inspect [--format text|json]]",
-            "about": "serve the layer to an MCP client over stdio (--inspect: print what "
-                     "would be served, then exit)",
+                     "[--no-watch] [--standalone] [--inspect [--format text|json]]",
+            "about": "serve the layer to an MCP client over stdio, sharing one server per "
+                     "repository (--standalone: alone; --inspect: print what would be "
+                     "served, then exit)",
             "values": REPO_OPTIONS + ("--format",),
-            "flags": ("--strict", "--inspect", "--no-watch"),
+            "flags": ("--strict", "--inspect", "--no-watch", "--standalone"),
             "positionals": (), "formats": ("text", "json")},
     "serve": {"usage": "majordomus serve [--repo PATH] [--discovery vcs|filesystem] [--strict] "
-                       "[--no-watch] [--host HOST] [--port PORT]",
+                       "[--no-watch] [--standalone] [--host HOST] [--port PORT]",
               "about": "serve the layer over HTTP on loopback (default 127.0.0.1:8741), MCP "
                        "at /mcp",
-              "values": REPO_OPTIONS + ("--host", "--port"), "flags": ("--strict", "--no-watch"),
-              "positionals": ()},
+              "values": REPO_OPTIONS + ("--host", "--port"),
+              "flags": ("--strict", "--no-watch", "--standalone"), "positionals": ()},
+    "peers": {"usage": "majordomus peers [--repo PATH] [--format text|json]",
+              "about": "list the sessions sharing this repository's running server (who, "
+                       "which client, what each announced)",
+              "values": ("--repo", "--format"), "flags": (), "positionals": (),
+              "formats": ("text", "json")},
     "capabilities list": {
         "usage": "majordomus capabilities list [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--kind K] [--exposure E] [--format text|json]",
@@ -9391,10 +10918,20 @@ def run_command(options):
             write_stdout(inspect_text(gen))
         return EXIT_CONTRACT if gen.index.errors else EXIT_OK
     if command == "mcp":
-        return run_stdio(start(options, True)[0])
+        return run_mcp(options)
     if command == "serve":
-        return run_http(start(options, True)[0], options.get("--host", "127.0.0.1"),
-                        options.get("--port", 8741))
+        live = start(options, True)[0]
+        elector = None
+        if standalone_reason(options) is None:
+            folder, why = open_lease_folder()
+            if folder is None:
+                log(INFO, "not sharing this repository's sessions: %s" % why)
+            else:
+                elector = Elector(live.generation.root, folder, options_text(options))
+        return run_http(live, options.get("--host", "127.0.0.1"),
+                        options.get("--port", 8741), elector)
+    if command == "peers":
+        return run_peers(options)
     gen = start(options, False)[1]
     words = command.split(" ")
     if command == "capabilities list":
@@ -9447,6 +10984,48 @@ def run_command(options):
         text_form = lambda view: view["content"]  # noqa: E731 -- the file, byte for byte
     default = COMMANDS[command]["formats"][0]
     write_stdout(text_form(value) if options.get("--format", default) == "text"
+                 else _pretty(value))
+    return EXIT_OK
+
+
+def run_mcp(options):
+    """`mcp` (§9, §27): the owner of this repository's shared server, a bridge to it, or
+    (--standalone, or where the lease cannot be used: said at info) alone."""
+    why = standalone_reason(options)
+    if why is None:
+        root = find_root(options.get("--repo", "."))
+        folder, why = open_lease_folder()
+        if folder is not None:
+            loop = StdioLoop(options, Elector(root, folder, options_text(options)))
+            loop.link()
+            return loop.run()
+        log(INFO, "not shared: %s; serving standalone" % why)
+    loop = StdioLoop(options)
+    loop.serve_locally()
+    return loop.run()
+
+
+def run_peers(options):
+    """`majordomus peers` (§27): the running owner's board, through its HTTP route."""
+    root = find_root(options.get("--repo", "."))
+    descriptor = next(d for d in builtin_descriptors()
+                      if d.get("exposure", {}).get("cli", {}).get("path") == ["peers"])
+    folder, _ = open_lease_folder()
+    fields = live_lease(folder, root) if folder is not None else None
+    if fields is None:
+        raise Fatal(EXIT_MISSING, "no shared server for this repository")
+    http = descriptor["exposure"]["http"]
+    try:
+        status, _, body = http_exchange(fields["url"], "%s %s HTTP/1.1\r\nAuthorization: "
+                                        "Bearer %s\r\nConnection: close" % (
+                                            http["method"], http["path"], fields["token"]),
+                                        timeout=10.0)
+        value = json_loads(body.decode("utf-8")) if status == 200 else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        value = None
+    if not isinstance(value, dict):
+        raise Fatal(EXIT_MISSING, "no shared server for this repository")
+    write_stdout(peers_text(value) if options.get("--format", "text") == "text"
                  else _pretty(value))
     return EXIT_OK
 

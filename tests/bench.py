@@ -127,10 +127,23 @@ def progress(msg):
     sys.stderr.flush()
 
 
-def child_env():
+_RUNTIME = []
+
+
+def child_env(shared=False):
+    """The environment of every child: each row measures a server alone
+    (MAJORDOMUS_STANDALONE=1) but the shared server's rows (SPEC §27, `shared`), whose leases
+    go to a runtime directory of this run's own."""
     env = dict(os.environ)
     env.update(GIT_ENV)
     env.pop("MAJORDOMUS_LOG", None)
+    if not _RUNTIME:
+        _RUNTIME.append(tempfile.mkdtemp(prefix="mj-bench-run-"))
+    env["XDG_RUNTIME_DIR"] = _RUNTIME[0]
+    if shared:
+        env.pop("MAJORDOMUS_STANDALONE", None)
+    else:
+        env["MAJORDOMUS_STANDALONE"] = "1"
     return env
 
 
@@ -457,6 +470,8 @@ def cleanup():
                 stop(proc, signal.SIGTERM, 5)
         except Exception:
             pass
+    for folder in _RUNTIME:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def timed_run(argv, cwd):
@@ -487,9 +502,9 @@ class ChildGone(Exception):
 class Pipe:
     """A child spoken to over pipes, read with select (no reader thread, no blocking read)."""
 
-    def __init__(self, argv, cwd):
+    def __init__(self, argv, cwd, shared=False):
         self.err = tempfile.TemporaryFile()
-        env = child_env()
+        env = child_env(shared)
         self.t_spawn = time.perf_counter()
         self.proc = track(subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=self.err,
@@ -663,8 +678,8 @@ class Session:
     """One `mcp` child spoken to by request id: notifications that arrive meanwhile are
     kept with their arrival time (perf_counter) for wait_notice()."""
 
-    def __init__(self, argv, cwd):
-        self.pipe = Pipe(argv, cwd)
+    def __init__(self, argv, cwd, shared=False):
+        self.pipe = Pipe(argv, cwd, shared)
         self.pid = self.pipe.proc.pid
         self.next_id = 1
         self.notices = []
@@ -741,9 +756,9 @@ class Session:
         return self.pipe.close()
 
 
-def open_session(argv, cwd, initialized=True):
+def open_session(argv, cwd, initialized=True, shared=False):
     """A started and initialized Session; NotAvailable (the session stopped) otherwise."""
-    session = Session(argv, cwd)
+    session = Session(argv, cwd, shared)
     try:
         session.initialize(initialized)
     except (ChildGone, NotAvailable) as e:
@@ -2637,6 +2652,194 @@ def section_pages_real(table, real, reps):
 
 # --------------------------------------------------------------------------- main
 
+# --------------------------------------------------------------------------- §27
+
+def lease_of(repo, timeout=SPAWN_TIMEOUT):
+    """The lease the owner of `repo` has written (SPEC §27), once it has."""
+    import hashlib
+    path = os.path.join(_RUNTIME[0], "majordomus", hashlib.sha256(
+        os.path.realpath(repo).encode("utf-8")).hexdigest()[:16] + ".json")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            time.sleep(0.005)
+    raise NotAvailable("no lease written for %s within %d s" % (repo, timeout))
+
+
+def vm_rss(pid):
+    with open("/proc/%d/status" % pid, "rb") as f:
+        for line in f:
+            if line.startswith(b"VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise ValueError("no VmRSS line")
+
+
+def shared_owner(repo, python=PYTHON):
+    """An owner of `repo`'s shared server, initialized, its lease written."""
+    owner = open_session([python, PYZ, "mcp"], repo, shared=True)
+    lease_of(repo)
+    return owner
+
+
+def shared_bridge(repo, python=PYTHON):
+    bridge = open_session([python, PYZ, "mcp"], repo, shared=True)
+    if "attached to the shared server" not in bridge.pipe.stderr_text():
+        bridge.close()
+        raise NotAvailable("the second mcp did not attach: %s"
+                           % last_line(bridge.pipe.stderr_text()))
+    return bridge
+
+
+def section_shared(table, skel, real, big, huge, runs, reps):
+    """SPEC §27: a read through a bridge beside a standalone server's; spawn -> initialize
+    of a bridge, and of an owner, beside a standalone server's; the RSS of three clients
+    beside one standalone (real-latest, whose index is small beside an interpreter, and
+    10,000 and 20,000 rules, whose index is what sharing saves); kill -9 of the owner -> the
+    bridge's next answer."""
+    table.section("shared server (SPEC §27): owner, bridges, takeover")
+    progress("shared: reads through a bridge")
+    read = {"uri": RULE_URI}
+    sessions = []
+    try:
+        alone = open_session([PYTHON, PYZ, "mcp", "--standalone"], skel)
+        sessions.append(alone)
+        owner = shared_owner(skel)
+        sessions.append(owner)
+        bridge = shared_bridge(skel)
+        sessions.append(bridge)
+        times = {"alone": [], "owner": [], "bridge": []}
+        for s in (alone, owner, bridge):
+            for _ in range(WARMUP):
+                s.call("resources/read", read)
+        for i in range(reps):
+            order = [("alone", alone), ("owner", owner), ("bridge", bridge)]
+            for name, s in (order if i % 2 else order[::-1]):
+                times[name].append(s.call("resources/read", read)[0])
+        extra = p50(times["bridge"]) - p50(times["alone"])
+        table.row("resources/read p50, skeleton: standalone", lat(times["alone"]))
+        table.row("  the owner's own client", lat(times["owner"]))
+        table.row("  through a bridge", "%s; %+.3f ms vs standalone" % (
+            lat(times["bridge"]), extra * 1000), "<= +0.5 ms", extra <= 0.0005)
+    except (NotAvailable, ChildGone) as e:
+        table.na("resources/read through a bridge vs standalone", str(e), "<= +0.5 ms")
+    finally:
+        for s in reversed(sessions):
+            s.close()
+
+    repo, label = (real, "real-latest") if real else (skel, "skeleton")
+    initialize = frame(1, "initialize", INITIALIZE)
+
+    def first_answer(argv, shared):
+        pipe = Pipe(argv, repo, shared)
+        try:
+            lines = pipe.transact(initialize, 1, SPAWN_TIMEOUT)
+            t = time.perf_counter() - pipe.t_spawn
+        finally:
+            pipe.close()
+        if rpc_error(lines[0]):
+            raise NotAvailable("initialize answered %s" % rpc_error(lines[0]))
+        return t
+
+    progress("shared: spawn -> initialize of bridges, owners and standalone servers")
+    if not real:
+        table.na("spawn -> initialize of a bridge vs standalone, real-latest",
+                 "no fixture at %s" % REAL_LATEST, "<= 1.0x")
+    else:
+        try:
+            owner = shared_owner(real)
+            try:
+                walls = {"bridge": [], "alone": []}
+                first_answer([PYTHON, PYZ, "mcp"], True)
+                first_answer([PYTHON, PYZ, "mcp", "--standalone"], False)
+                for i in range(runs):
+                    pairs = [("bridge", [PYTHON, PYZ, "mcp"], True),
+                             ("alone", [PYTHON, PYZ, "mcp", "--standalone"], False)]
+                    for name, argv, shared in (pairs if i % 2 else pairs[::-1]):
+                        walls[name].append(first_answer(argv, shared))
+            finally:
+                owner.close()
+            ratio = p50(walls["bridge"]) / p50(walls["alone"])
+            table.row("spawn -> initialize, real-latest: a bridge / standalone (n=%d)" % runs,
+                      "%.2fx (%s vs %s)" % (ratio, fmt_ms(p50(walls["bridge"])),
+                                            fmt_ms(p50(walls["alone"]))), "<= 1.0x",
+                      ratio <= 1.0)
+        except (NotAvailable, ChildGone) as e:
+            table.na("spawn -> initialize of a bridge vs standalone, real-latest", str(e),
+                     "<= 1.0x")
+    try:
+        walls = {"owner": [], "alone": []}
+        for i in range(runs + 1):
+            pairs = [("owner", [PYTHON, PYZ, "mcp"], True),
+                     ("alone", [PYTHON, PYZ, "mcp", "--standalone"], False)]
+            for name, argv, shared in (pairs if i % 2 else pairs[::-1]):
+                t = first_answer(argv, shared)
+                if i:                      # the first round is the warm-up
+                    walls[name].append(t)
+        ratio = p50(walls["owner"]) / p50(walls["alone"])
+        table.row("spawn -> initialize, %s: the owner / standalone (n=%d)" % (label, runs),
+                  "%.2fx (%s vs %s)" % (ratio, fmt_ms(p50(walls["owner"])),
+                                        fmt_ms(p50(walls["alone"]))),
+                  "<= 1.05x (noise)", ratio <= 1.05)
+    except (NotAvailable, ChildGone) as e:
+        table.na("spawn -> initialize of an owner vs standalone", str(e), "<= 1.05x")
+
+    progress("shared: memory of three clients")
+    pythons = [PYTHON] + ([DEBIAN_PYTHON] if os.path.exists(DEBIAN_PYTHON) else [])
+    layers = [(repo, label)] + ([(big, "10,000 rules")] if big else []) + (
+        [(huge, "%d rules" % BIG_RULES)] if huge else [])
+    for python, (where, what) in [(p, l) for l in layers for p in pythons]:
+        tag = "" if python == PYTHON else " [%s]" % python
+        sessions = []
+        try:
+            alone = open_session([python, PYZ, "mcp", "--standalone"], where)
+            sessions.append(alone)
+            one = vm_rss(alone.pid)
+            alone.close()
+            sessions.remove(alone)
+            owner = shared_owner(where, python)
+            sessions.append(owner)
+            bridges = [shared_bridge(where, python), shared_bridge(where, python)]
+            sessions += bridges
+            total = sum(vm_rss(s.pid) for s in sessions)
+            biggest = max(vm_rss(b.pid) for b in bridges)
+            table.row("RSS of three clients (owner + 2 bridges) / one standalone, %s%s"
+                      % (what, tag), "%.2fx (%.1f MB vs %.1f MB)" % (
+                          total / one, total / 1e6, one / 1e6), "<= 1.5x", total / one <= 1.5)
+            table.row("  each bridge's RSS%s" % tag, "%.1f MB" % (biggest / 1e6), "<= 15 MB",
+                      biggest <= 15e6)
+        except (NotAvailable, ChildGone, ValueError, OSError) as e:
+            table.na("RSS of three clients%s" % tag, str(e), "<= 1.5x")
+        finally:
+            for s in reversed(sessions):
+                s.close()
+
+    progress("shared: takeovers")
+    takes = []
+    try:
+        for _ in range(max(3, runs // 2)):
+            owner = shared_owner(repo)
+            bridge = shared_bridge(repo)
+            try:
+                t0 = time.perf_counter()
+                owner.pipe.proc.kill()
+                _, line = bridge.call("tools/call", {"name": "majordomus_peers",
+                                                     "arguments": {}})
+                takes.append(time.perf_counter() - t0)
+                if rpc_error(line):
+                    raise NotAvailable("after the takeover: %s" % rpc_error(line))
+            finally:
+                bridge.close()
+                owner.close()
+        table.row("kill -9 of the owner -> the bridge's next answer, %s" % label,
+                  "%s median, %s max (n=%d)" % (fmt_ms(p50(takes)), fmt_ms(max(takes)),
+                                                len(takes)), "<= 2 s", max(takes) <= 2.0)
+    except (NotAvailable, ChildGone) as e:
+        table.na("kill -9 of the owner -> the bridge's next answer", str(e), "<= 2 s")
+
+
 def build():
     """Build majordomus.pyz when missing or older than majordomus.py; None or a reason."""
     if not os.path.exists(PY) and not os.path.exists(PYZ):
@@ -2815,7 +3018,7 @@ def repo_facts(repo, label):
 
 
 SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "pages", "mcp",
-            "paging", "http", "fuzz", "live")
+            "paging", "http", "fuzz", "shared", "live")
 
 
 def section_fuzz(table, seconds):
@@ -2887,9 +3090,10 @@ def main(argv=None):
         t0 = time.perf_counter()
         skel, big = make_repos(tmp)
         needs = lambda *names: any(name in wanted for name in names)  # noqa: E731
-        real = make_real_latest(tmp) if needs("spawn", "context", "brief", "pages") else None
+        real = (make_real_latest(tmp) if needs("spawn", "context", "brief", "pages", "shared")
+                else None)
         ctx = make_context_repo(tmp) if needs("context", "brief") else None
-        huge = make_rules_repo(tmp, BIG_RULES) if needs("memory") else None
+        huge = make_rules_repo(tmp, BIG_RULES) if needs("memory", "shared") else None
         progress("scratch repositories made in %.1f s" % (time.perf_counter() - t0))
         old_pyz, old_reason = (build_old(tmp) if needs("spawn", "memory", "kinds", "ui",
                                                        "paging", "live")
@@ -2961,6 +3165,8 @@ def main(argv=None):
                 section_http(table, big, "10,000 rules", reps, per_client, False)
             if "fuzz" in wanted:
                 section_fuzz(table, 3 if args.quick else 10)
+            if "shared" in wanted:
+                section_shared(table, skel, real, big, huge, runs, reps)
             # last: these sections edit and stage files in the scratch repositories
             if "live" in wanted:
                 section_live(table, skel, "skeleton", reps, False, args.quick)

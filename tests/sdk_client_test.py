@@ -101,9 +101,9 @@ class SdkClientTest(unittest.TestCase):
             "tools": {"listChanged": False}, "prompts": {"listChanged": True}})
 
         uris = [str(r["uri"]) for r in out["resources"]["resources"]]
-        self.assertEqual(uris[0], REPOSITORY_URI)
-        self.assertEqual(len(uris), 10)
-        self.assertEqual(uris[1:], sorted(uris[1:]))
+        self.assertEqual(uris[:2], support.QUERY_URIS)      # the peers, the repository
+        self.assertEqual(len(uris), 11)
+        self.assertEqual(uris[2:], sorted(uris[2:]))
         self.assertIn(RULE_URI, uris)
         self.assertIn(PROMPT_URI, uris)
 
@@ -122,7 +122,9 @@ class SdkClientTest(unittest.TestCase):
         for tool in out["tools"]["tools"]:
             self.assertEqual(tool["inputSchema"]["type"], "object")
             self.assertEqual(tool["outputSchema"]["type"], "object")
-            self.assertIs(tool["annotations"]["readOnlyHint"], True)
+            # §27: the one command (it changes the server's memory) is not read-only
+            self.assertIs(tool["annotations"]["readOnlyHint"],
+                          tool["name"] != "majordomus_announce")
 
         with open(os.path.join(self.repo, PROMPT_PATH), "rb") as f:
             prompt_bytes = f.read()
@@ -166,9 +168,10 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual([o["uri"] for o in out["list"]["structuredContent"]["objects"]],
                          [RULE_URI])
         self.assertIs(out["capabilities"]["isError"], False)
-        # ten builtins (context.resolve, §20; context.brief, §26) and the nine declarative
-        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 19)
-        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 19)
+        # twelve builtins (context.resolve, §20; context.brief, §26; peers.list and
+        # peers.announce, §27) and the nine declarative: the default page holds 20
+        self.assertEqual(out["capabilities"]["structuredContent"]["count"], 20)
+        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 21)
         self.assertIs(out["perf"]["isError"], False)
         self.assertEqual(out["perf"]["structuredContent"]["index_builds"], 1)
 

@@ -1,4 +1,5 @@
 """Shared helpers for the test suite: scratch repositories, spawning the real program."""
+import atexit
 import hashlib
 import json
 import os
@@ -79,9 +80,20 @@ SKELETON_URIS = [
 
 # The MCP tools, in tools/list order (capability-id order, §9.3): one per builtin capability.
 TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_brief",
-         "majordomus_context",
-         "majordomus_get", "majordomus_list", "majordomus_search", "majordomus_perf",
-         "majordomus_prompt", "majordomus_repository"]
+         "majordomus_context", "majordomus_get", "majordomus_list", "majordomus_search",
+         "majordomus_announce", "majordomus_peers", "majordomus_perf", "majordomus_prompt",
+         "majordomus_repository"]
+# The resources of the builtin queries, first in resources/list (§9.3, §27), in that order.
+QUERY_URIS = ["majordomus://peers", "majordomus://repository"]
+# Builtin capabilities (§7.2, §20, §26, §27): every one has an MCP tool; one is a command.
+BUILTINS = len(TOOLS)
+
+
+def without_peers(instructions):
+    """Initialize's instructions without the sentence naming the other sessions present
+    (§27): that sentence depends on who else is connected, not on the answer's source."""
+    head, found, _ = instructions.partition(" Also here: ")
+    return head if found else instructions
 
 # The tools whose text block is Markdown for a model, not the JSON of structuredContent (§26).
 MARKDOWN_TOOLS = ("majordomus_brief",)
@@ -100,10 +112,20 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 
+# The leases of shared servers (SPEC §27) go under $XDG_RUNTIME_DIR/majordomus: every program
+# a test spawns gets this process's own private one, so that no test meets a lease of the
+# user's or of another test process (each scratch repository is its own root besides, and
+# a killed server's lease stays here, not in the user's runtime directory).
+RUNTIME = tempfile.mkdtemp(prefix="mj-run-")
+atexit.register(shutil.rmtree, RUNTIME, True)
+
+
 def base_env(extra=None):
     env = dict(os.environ)
     env.update(GIT_ENV)
     env.pop("MAJORDOMUS_LOG", None)
+    env.pop("MAJORDOMUS_STANDALONE", None)
+    env["XDG_RUNTIME_DIR"] = RUNTIME
     if extra:
         env.update(extra)
     return env

@@ -38,6 +38,12 @@ BUILTINS = {
                      "ListInput", "ObjectList", {"policy": "disabled"}),
     "objects.search": ("Search objects", "majordomus_search", None, "/api/v1/search", ["search"],
                        "SearchInput", "SearchResult", {"policy": "process", "max_entries": 64}),
+    "peers.announce": ("Announce what you will change", "majordomus_announce", None,
+                       "/api/v1/peers/announce", None, "AnnounceInput", "Peer",
+                       {"policy": "disabled"}),
+    "peers.list": ("Who else works here", "majordomus_peers",
+                   {"uri": "majordomus://peers", "name": "peers"}, "/api/v1/peers", ["peers"],
+                   "Empty", "PeerList", {"policy": "disabled"}),
     "perf.counters": ("Performance counters", "majordomus_perf", None, "/api/v1/perf", None,
                       "Empty", "CounterSnapshot", {"policy": "disabled"}),
     "prompts.get": ("Get one prompt, filled in", "majordomus_prompt", None, "/api/v1/prompt",
@@ -68,10 +74,15 @@ DECLARATIVES = [
     ("rule", "majordomus.scope-integrity@1", RULE_PATH, "rule", "rules", "Stay inside the claimed paths",
      "A task changes only the files it said it would change.", ["scope", "review"]),
 ]
+COMMANDS = {"peers.announce"}      # §27: the one command (POST, not read-only)
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 19 (10 builtin, 9 declarative); mcp tools 10, mcp resources 10, "
-                "http routes 10, cli commands 7")
+SUMMARY_LINE = ("capabilities: 21 (12 builtin, 9 declarative); mcp tools 12, mcp resources 11, "
+                "http routes 12, cli commands 8")
+
+
+def kind_of(cid):
+    return "command" if cid in COMMANDS else "query" if cid in BUILTINS else "resource"
 # kinds that carry `prompt: body` (§4.1, §17): their objects are MCP prompts too
 PROMPT_KINDS = ("prompt",)
 DESCRIBE_LABELS = ["id", "kind", "stability", "title", "description", "provenance", "mcp",
@@ -89,7 +100,8 @@ def expected_exposure(cid):
         mcp = {"tool": tool}
         if resource:
             mcp["resource"] = resource
-        exp = {"mcp": mcp, "http": {"method": "GET", "path": http}}
+        exp = {"mcp": mcp, "http": {"method": "POST" if cid in COMMANDS else "GET",
+                                    "path": http}}
         if cli:
             exp["cli"] = {"path": cli}
         return exp
@@ -113,7 +125,7 @@ def list_line(cid, kind, stability):
     if "prompt" in exp["mcp"]:
         parts.append("prompt:" + exp["mcp"]["prompt"]["name"])
     mcp = ",".join(parts) or "-"
-    http = "GET " + exp["http"]["path"] if "http" in exp else "-"
+    http = "%s %s" % (exp["http"]["method"], exp["http"]["path"]) if "http" in exp else "-"
     cli = " ".join(exp["cli"]["path"]) if "cli" in exp else "-"
     return "{:<48} {:<9} {:<22} mcp={} http={} cli={}".format(cid, kind, stability, mcp, http,
                                                              cli)
@@ -177,7 +189,7 @@ class CliAsserts:
         if cid in BUILTINS:
             title, _, _, _, _, inp, out, cache = BUILTINS[cid]
             self.assertEqual(desc["module"], cid.split(".")[0])
-            self.assertEqual(desc["kind"], "query")
+            self.assertEqual(desc["kind"], kind_of(cid))
             self.assertEqual(desc["title"], title)
             self.assertTrue(desc["description"])
             self.assertEqual(desc["input"]["name"], inp)
@@ -231,8 +243,8 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 stability = {c["id"]: c["stability"] for c in data["capabilities"]}
                 self.assertTrue(out.endswith("\n"))
                 lines = out[:-1].split("\n")
-                expected = [list_line(cid, "query" if cid in BUILTINS else "resource",
-                                      stability.get(cid, "?")) for cid in ALL_IDS]
+                expected = [list_line(cid, kind_of(cid), stability.get(cid, "?"))
+                            for cid in ALL_IDS]
                 self.assertEqual(lines, expected + [SUMMARY_LINE])
                 for cid in ALL_IDS:
                     if cid not in BUILTINS:
@@ -246,7 +258,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (19, 19))
+                self.assertEqual((data["count"], data["total"]), (21, 21))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -254,10 +266,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (19, 10, 9, 10, 10, 10, 7))
+                     summary["cli_commands"]), (21, 12, 9, 12, 11, 12, 8))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"query": 10, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 19)
+                                 {"command": 1, "query": 11, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 21)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -267,9 +279,9 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
         full = self.run_json(["capabilities", "list", "--format", "json"], self.repo)
         stability = {c["id"]: c["stability"] for c in full["capabilities"]}
         cases = [
-            (["--kind", "query"], sorted(BUILTINS)),
+            (["--kind", "query"], sorted(set(BUILTINS) - COMMANDS)),
             (["--kind", "resource"], [i for i in ALL_IDS if i not in BUILTINS]),
-            (["--kind", "command"], []),
+            (["--kind", "command"], sorted(COMMANDS)),
             (["--exposure", "cli"], WITH_CLI),
             (["--exposure", "http"], sorted(BUILTINS)),
             (["--exposure", "mcp"], ALL_IDS),
@@ -288,7 +300,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                     continue  # the text form of a few filters is enough (process start-up)
                 out = self.run_ok(["capabilities", "list"] + args, self.repo).decode("utf-8")
                 self.assertEqual(out, "".join(
-                    list_line(i, "query" if i in BUILTINS else "resource", stability[i]) + "\n"
+                    list_line(i, kind_of(i), stability[i]) + "\n"
                     for i in ids) + SUMMARY_LINE + "\n")
 
     def test_list_bad_values(self):
@@ -625,7 +637,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (19, 19))
+                self.assertEqual((data["count"], data["total"]), (21, 21))
 
 
 if __name__ == "__main__":

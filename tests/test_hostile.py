@@ -852,7 +852,7 @@ class BrokenStartTest(unittest.TestCase):
         self.assertEqual(report["live"], {"generation": 0, "stale": None})
         self.assertEqual(list(report), support.REPORT_KEYS)
         self.assertEqual(c.tool("majordomus_repository")["state"], "broken")
-        self.assertEqual(c.uris(), [REPOSITORY_URI])
+        self.assertEqual(c.uris(), support.QUERY_URIS)     # the peers, the repository (§27)
         refusal = "refused: the layer cannot be read: " + BROKEN_REASON
         for name, arguments in (("majordomus_list", {}), ("majordomus_search", {"query": "x"}),
                                 ("majordomus_get", {"uri": RULE_URI}),

@@ -103,8 +103,11 @@ ROUTES = {
     "perf.counters": ("/api/v1/perf", "majordomus_perf", "CounterSnapshot"),
     "prompts.get": ("/api/v1/prompt", "majordomus_prompt", "PromptResult"),
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
+    "peers.list": ("/api/v1/peers", "majordomus_peers", "PeerList"),
+    "peers.announce": ("/api/v1/peers/announce", "majordomus_announce", "Peer"),
     "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
 }
+COMMANDS = {"peers.announce"}      # §27: routed by POST, the input a JSON body
 # id -> {parameter name: required}
 PARAMETERS = {
     "repository.info": {},
@@ -117,6 +120,7 @@ PARAMETERS = {
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
+    "peers.list": {},
     "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
                       "budget_lines": False},
 }
@@ -399,10 +403,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (19, 10, 9, 10, 10, 10, 7))
+                         (21, 12, 9, 12, 11, 12, 8))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"query": 10, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 19)
+                         {"command": 1, "query": 11, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 21)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -565,9 +569,14 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertIn("query", msg)
 
     def test_capabilities(self):
-        doc = self.get_ok(self.srv, "/api/v1/capabilities")
+        first = self.get_ok(self.srv, "/api/v1/capabilities")      # §16: 20 a page
+        self.assertEqual(list(first), ["count", "total", "summary", "capabilities",
+                                       "next_cursor"])
+        self.assertEqual((first["count"], first["total"]), (20, 21))
+        doc = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (19, 19))
+        self.assertEqual((doc["count"], doc["total"]), (21, 21))
+        self.assertEqual(doc["capabilities"][:20], first["capabilities"])
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
         self.assertEqual(set(ROUTES) <= set(ids), True)
@@ -575,19 +584,21 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertIn("document.README.md", ids)
         http = {c["id"]: c["exposure"]["http"] for c in doc["capabilities"]
                 if "http" in c.get("exposure", {})}
-        self.assertEqual(http, {i: {"method": "GET", "path": p}
+        self.assertEqual(http, {i: {"method": "POST" if i in COMMANDS else "GET", "path": p}
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 10)
-        self.assertEqual(sorted(c["id"] for c in doc["capabilities"]), sorted(ROUTES))
+        self.assertEqual(doc["count"], 11)
+        self.assertEqual(sorted(c["id"] for c in doc["capabilities"]),
+                         sorted(set(ROUTES) - COMMANDS))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.brief",
-                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
+                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                          "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
-        self.assertEqual((doc["count"], doc["capabilities"]), (0, []))
+        self.assertEqual([c["id"] for c in doc["capabilities"]], sorted(COMMANDS))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,
                                 "invalid_input")
         self.assertIn("kind", msg)
@@ -691,11 +702,18 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                               "trace"):
                     operations.append((method, path, op.get("operationId")))
         self.assertEqual(sorted(operations),
-                         sorted(("get", p, i) for i, (p, _, _) in ROUTES.items()))
+                         sorted(("post" if i in COMMANDS else "get", p, i)
+                                for i, (p, _, _) in ROUTES.items()))
         caps = self.get_ok(self.srv, "/api/v1/capabilities")
         by_id = {c["id"]: c for c in caps["capabilities"]}
         for cid, (path, _, _) in ROUTES.items():
             with self.subTest(capability=cid):
+                if cid in COMMANDS:     # a command's input is its JSON body (§27)
+                    op = doc["paths"][path]["post"]
+                    self.assertNotIn("parameters", op)
+                    body = op["requestBody"]["content"]["application/json"]["schema"]
+                    self.assertEqual(body, by_id[cid]["input"]["schema"])
+                    continue
                 op = doc["paths"][path]["get"]
                 params = [deref(p, doc) for p in op.get("parameters", [])]
                 self.assertEqual({p["name"]: bool(p.get("required", False)) for p in params},

@@ -48,16 +48,27 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 
 # §20.2: one more builtin capability, context.resolve (a query, behaviorally verified like
 # every builtin) with an MCP tool, an HTTP route and a CLI command (`context resolve`);
-# §26: one more, context.brief, likewise (CLI `brief`); §21: objects.search gains the CLI
-# exposure `search`. The registry's summary counts them.
-SUMMARY_DELTA = [(("total",), 2), (("builtin",), 2), (("by_kind", "query"), 2),
-                 (("by_stability", "behaviorally_verified"), 2), (("mcp_tools",), 2),
-                 (("http_routes",), 2), (("cli_commands",), 3)]
-NEW_CAPABILITIES = ["context.brief", "context.resolve"]       # §26, §20.2
-NEW_TOOLS = ["majordomus_brief", "majordomus_context"]        # §26, §20.2
+# §21: objects.search gains the CLI exposure `search`; §26: context.brief, likewise (CLI
+# `brief`); §27: peers.list (a query with an MCP tool, the resource majordomus://peers, an
+# HTTP route and the CLI command `peers`) and peers.announce (the first command: an MCP
+# tool and a POST route). The registry's summary counts them.
+SUMMARY_DELTA = [(("total",), 4), (("builtin",), 4), (("by_kind", "query"), 3),
+                 (("by_kind", "command"), 1),
+                 (("by_stability", "behaviorally_verified"), 4), (("mcp_tools",), 4),
+                 (("mcp_resources",), 1), (("http_routes",), 4), (("cli_commands",), 4)]
+NEW_CAPABILITIES = ["context.brief", "context.resolve", "peers.announce",     # §26, §20.2,
+                    "peers.list"]                                             # §27
+NEW_TOOLS = ["majordomus_brief", "majordomus_context", "majordomus_announce",
+             "majordomus_peers"]                                              # §26, §20.2, §27
+NEW_RESOURCES = ["majordomus://peers"]   # §27
 # §26: initialize's instructions send a model to the brief, in this sentence.
 BRIEF_SENTENCE = (" Before you create or change a file, call majordomus_brief with its path "
                   "and your intent.")
+# §27: the instructions make room for the peers present (600 characters in all); the
+# objects' parenthetical went for it.
+OLD_SCHEME = "majordomus://<kind>/<identity> (rules, prompts, profiles, the policy, plans, " \
+    "documents);"
+NEW_SCHEME = "majordomus://<kind>/<identity>;"
 SEARCH_QUERIES = ["scope", "Scope", "rule", "policy.YAML", "e", "hand over", "Generated rule 01",
                   "\u2014", "zzz-none"]
 
@@ -171,13 +182,15 @@ def drop(mapping, key):
 
 
 def summary_as_before(summary):
-    """§20.2, §26, §21: the registry's summary without context.resolve, context.brief and
-    search's CLI command."""
+    """§20.2, §26, §21, §27: the registry's summary without the new capabilities and
+    exposures (a kind none has any more, `command`, leaves by_kind)."""
     for path, delta in SUMMARY_DELTA:
         holder = at(summary, *path[:-1]) if path[:-1] else summary
         if not isinstance(holder.get(path[-1]), int) or holder[path[-1]] < delta:
             raise Excluded("summary %s is not at least %d: %r" % (path, delta, summary))
         holder[path[-1]] -= delta
+        if path[0] == "by_kind" and not holder[path[-1]]:
+            del holder[path[-1]]
 
 
 def report_as_before(report):
@@ -233,14 +246,12 @@ def tool_as_before(tool, old):
 
 
 def tools_as_before(tools, old_tools):
-    """§20.2, §26: the new tools majordomus_context and majordomus_brief (removed); the
-    others as tool_as_before."""
-    for new_tool in NEW_TOOLS:
+    """§20.2, §27: the new tools (removed); the others as tool_as_before."""
+    for new in NEW_TOOLS:
         names = [t.get("name") for t in tools]
-        if names.count(new_tool) != 1:
-            raise Excluded("the new build lists %s %d times" % (new_tool,
-                                                                names.count(new_tool)))
-        del tools[names.index(new_tool)]
+        if names.count(new) != 1:
+            raise Excluded("the new build lists %s %d times" % (new, names.count(new)))
+        del tools[names.index(new)]
     old_by_name = {t.get("name"): t for t in old_tools}
     for tool in tools:
         if tool.get("name") in old_by_name:
@@ -261,19 +272,20 @@ def capability_as_before(descriptor, old):
         report_schema_as_before(at(descriptor, "output", "schema", "properties", "answer"))
 
 
-def capabilities_page_as_before(page, old, following=None):
-    """A majordomus_capabilities page: §20.2's and §26's new descriptors removed (count and
-    total two less), the summary as before, every other descriptor as before. When they
-    sat on a full page, that page ends two descriptors earlier than the old one did:
-    `following` (the new build's next descriptors, asked with the page's cursor and limit
-    2) completes it, and its cursor is the one the old page gave."""
+def capabilities_page_as_before(page, old, following=None, total_new=None):
+    """A majordomus_capabilities page: the new descriptors of §20.2 and §27 it holds removed
+    (count less them, total less the `total_new` of them the whole filtered list holds:
+    by default as many as this page holds), the summary as before, every other descriptor
+    as before. A full page that held k of them ends k descriptors earlier than the old one
+    did: `following` (the new build's next descriptors, asked with the page's cursor and
+    limit k) completes it, and its cursor is the one the old page gave."""
     summary_as_before(at(page, "summary"))
     items = at(page, "capabilities")
-    for new_capability in NEW_CAPABILITIES:
-        ids = [c.get("id") for c in items]
-        if new_capability not in ids:
-            raise Excluded("%s is not on the new build's page" % new_capability)
-        del items[ids.index(new_capability)]
+    ids = [c.get("id") for c in items]
+    held = [i for i in ids if i in NEW_CAPABILITIES]
+    if not held:
+        raise Excluded("none of %s is on the new build's page" % ", ".join(NEW_CAPABILITIES))
+    items[:] = [c for c in items if c.get("id") not in NEW_CAPABILITIES]
     if following is not None:
         items.extend(following["capabilities"])
         if "next_cursor" in following:
@@ -281,7 +293,7 @@ def capabilities_page_as_before(page, old, following=None):
         else:
             page.pop("next_cursor", None)
     page["count"] = len(items)
-    page["total"] = at(page, "total") - len(NEW_CAPABILITIES)
+    page["total"] = at(page, "total") - (len(held) if total_new is None else total_new)
     old_by_id = {c.get("id"): c for c in at(old, "capabilities")}
     for descriptor in items:
         if descriptor.get("id") in old_by_id:
@@ -301,30 +313,34 @@ def structured(change):
 
 
 def instructions_as_before(text):
-    """§20.2, §26: initialize's instructions count the capabilities and the tools (two more
-    each), and send a model to the brief in one sentence (removed)."""
-    found = re.findall(r"\b(\d+) capabilities \((\d+) tools, ", text)
-    if len(found) != 1:
-        raise Excluded("the instructions do not count capabilities and tools once: %r" % text)
+    """§20.2, §26, §27: initialize's instructions count the capabilities, the tools and the
+    resources (four, four and one more), send a model to the brief in one sentence
+    (removed), and (§27) say the URI scheme more briefly."""
+    found = re.findall(r"\b(\d+) capabilities \((\d+) tools, (\d+) resources\)", text)
+    if len(found) != 1 or text.count(NEW_SCHEME) != 1:
+        raise Excluded("the instructions do not count capabilities and tools once, or do "
+                       "not name the scheme once: %r" % text)
     if text.count(BRIEF_SENTENCE) != 1:
         raise Excluded("the instructions do not name the brief once: %r" % text)
     text = text.replace(BRIEF_SENTENCE, "", 1)
-    capabilities, tools = (int(n) for n in found[0])
+    capabilities, tools, resources = (int(n) for n in found[0])
     new = len(NEW_CAPABILITIES)
-    return text.replace("%d capabilities (%d tools, " % (capabilities, tools),
-                        "%d capabilities (%d tools, " % (capabilities - new, tools - new), 1)
+    return text.replace("%d capabilities (%d tools, %d resources)" % (
+        capabilities, tools, resources), "%d capabilities (%d tools, %d resources)" % (
+        capabilities - new, tools - new, resources - len(NEW_RESOURCES)), 1).replace(
+        NEW_SCHEME, OLD_SCHEME, 1)
 
 
 def inspect_text_as_before(text):
-    """§20.2, §26: `mcp --inspect` lists the new tools and counts the new builtin
-    capabilities; §26: it says when the context tree does not validate."""
+    """§20.2, §26, §27: `mcp --inspect` lists the new tools and resource, and counts the new
+    builtin capabilities; §26: it says when the context tree does not validate."""
     # §26: when the context tree does not validate, a line after `state` says so
     text = re.sub(r"(?m)^context: \d+ problem\(s\); resolve refuses, brief answers "
                   r"degraded\n", "", text, count=1)
-    for new_tool in NEW_TOOLS:
-        line = "tool        %s\n" % new_tool
+    for line in ["tool        %s\n" % t for t in NEW_TOOLS] + [
+            "resource    %s\n" % u for u in NEW_RESOURCES]:
         if text.count(line) != 1:
-            raise Excluded("inspect does not list %s once" % new_tool)
+            raise Excluded("inspect does not list %r once" % line)
         text = text.replace(line, "", 1)
     found = re.findall(r"^capabilities (\d+) \((\d+) builtin, ", text, re.M)
     if len(found) != 1:
@@ -335,8 +351,18 @@ def inspect_text_as_before(text):
                         "capabilities %d (%d builtin, " % (total - new, builtin - new), 1)
 
 
+def resources_as_before(resources):
+    """§27: resources/list (and inspect's resources) list majordomus://peers (removed)."""
+    for uri in NEW_RESOURCES:
+        uris = [r.get("uri") for r in resources]
+        if uris.count(uri) != 1:
+            raise Excluded("the new build lists %s %d times" % (uri, uris.count(uri)))
+        del resources[uris.index(uri)]
+
+
 def inspect_json_as_before(value, old):
     report_as_before(at(value, "repository"))                               # §20.3, §20.2
+    resources_as_before(at(value, "resources"))                             # §27
     tools_as_before(at(value, "tools"), at(old, "tools"))                    # §20.2, §20.3, §21
 
 
@@ -400,7 +426,9 @@ class Pair(object):
         self.case = case
         self.old = support.McpSession(repo, via="baseline")
         case.addCleanup(self.old.kill)
-        self.new = support.McpSession(repo)
+        # --standalone (§27): today's behaviour, no lease and no port; test_shared proves
+        # that an owner and a bridge answer as a standalone server does.
+        self.new = support.McpSession(repo, args=["--standalone"])
         case.addCleanup(self.new.kill)
         self.next_id = 1
 
@@ -584,14 +612,15 @@ class IdentityTest(unittest.TestCase):
                  ("tools/call", {"name": "majordomus_repository", "arguments": {}})]
         answers = pair.exchange(lists)
         changes = [
-            # §20.2: the instructions count the new capability and its tool
+            # §20.2, §27: the instructions count the new capabilities and tools
             lambda frame, old: at(frame, "result").update(
                 instructions=instructions_as_before(at(frame, "result", "instructions"))),
             structured(lambda sc, old: perf_masked(sc)),
             None,
             lambda frame, old: tools_as_before(at(frame, "result", "tools"),
                                                at(old, "result", "tools")),
-            None, None, None,
+            lambda frame, old: resources_as_before(at(frame, "result", "resources")),   # §27
+            None, None,
             structured(lambda sc, old: report_as_before(sc)),
         ]
         # the old build's perf answer masked like the new one's (written again by the
@@ -717,20 +746,20 @@ class IdentityTest(unittest.TestCase):
     def compare_capabilities(self, pair):
         call = ("tools/call", {"name": "majordomus_capabilities", "arguments": {}})
         (old, new), = pair.exchange([call])
-        # The default page, with context.resolve and context.brief on it (§20.2, §26): see
-        # capabilities_page_as_before; the descriptors after the new page come from this
-        # build.
+        # The default page, with new capabilities on it (§20.2, §26, §27): see
+        # capabilities_page_as_before; the descriptors after the new page come from this build.
         following = None
-        cursor = json.loads(new)["result"].get("structuredContent", {}).get("next_cursor")
-        if cursor:
+        page = json.loads(new)["result"].get("structuredContent", {})
+        cursor = page.get("next_cursor")
+        held = len([c for c in page.get("capabilities", ()) if c.get("id") in NEW_CAPABILITIES])
+        if cursor and held:
             following = json.loads(pair.exchange(None, [(
                 "tools/call", {"name": "majordomus_capabilities",
-                               "arguments": {"cursor": cursor,
-                                             "limit": len(NEW_CAPABILITIES)}})],
+                               "arguments": {"cursor": cursor, "limit": held}})],
                 only="new")[0])
             following = following["result"]["structuredContent"]
-        self.check("majordomus_capabilities {}", old, new,
-                   structured(lambda sc, o: capabilities_page_as_before(sc, o, following)))
+        self.check("majordomus_capabilities {}", old, new, structured(
+            lambda sc, o: capabilities_page_as_before(sc, o, following, len(NEW_CAPABILITIES))))
         # Every page of the declarative capabilities (no builtin among them: the pages and
         # cursors as before, the summary aside, §20.2), and the builtins' one page.
         self.compare_walk(pair, "majordomus_capabilities", {"kind": "resource", "limit": PAGE},

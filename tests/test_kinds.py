@@ -328,7 +328,7 @@ class AllKindsTest(unittest.TestCase):
                 self.assertEqual(proc.returncode, 10, proc.stderr)
                 report = doc["repository"]
                 uris = [r["uri"] for r in doc["resources"]]
-                self.assertEqual(uris, ["majordomus://repository"] + ALL_KINDS_URIS)
+                self.assertEqual(uris, support.QUERY_URIS + ALL_KINDS_URIS)
                 self.assertEqual(report["state"], "degraded")
                 self.assertEqual(report["diagnostics"], ALL_KINDS_DIAGNOSTICS)
                 self.assertEqual(report["repository"]["kinds_file"], KINDS_FILE)
@@ -539,7 +539,7 @@ class ReadingVectorsTest(unittest.TestCase):
             ".ai/repo/knowledge/sources.yaml": classes(("tax", "taxonomy", "t*.yaml")),
             "t1.yaml": "version: 1\ncategories:\n  - id: a\n  - id: b c\n",
             "t2.yaml": "version: 1\ncategories:\n  - id: a\n  - id: z\n"})
-        self.assertEqual([r["uri"] for r in doc["resources"]][1:],
+        self.assertEqual([r["uri"] for r in doc["resources"]][len(support.QUERY_URIS):],
                          ["majordomus://taxonomy/z"])
         self.assertEqual([(d["code"], d["message"]) for d in doc["repository"]["diagnostics"]], [
             ("missing_field", "member categories.1: identity field 'id' carries '/', '@' or "

@@ -101,7 +101,7 @@ def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=
         lines.append("kind        {:<12} {}".format(kind, kinds[kind]))
     lines.append("capabilities %d (%d builtin, %d declarative)"
                  % (BUILTINS + len(uris), BUILTINS, len(uris)))
-    lines.append("resource    majordomus://repository")
+    lines.extend("resource    %s" % u for u in support.QUERY_URIS)
     lines.extend("resource    %s" % u for u in uris)
     lines.extend("tool        %s" % t for t in TOOLS)
     lines.extend(diags)
@@ -674,7 +674,7 @@ class DiscoveryTests(LayerCase):
                 r = self.inspect(self.repo, via=via)
                 self.assertEqual(r.rc, 10, r)
                 self.assertEqual(resources_of(r.lines),
-                                 ["majordomus://repository"]
+                                 support.QUERY_URIS
                                  + sorted(SKELETON_URIS + self.COMMON))
                 diags = diags_of(r.lines)
                 self.assertEqual(diags[:4], [self.twice("docs/a.md"),
@@ -724,8 +724,8 @@ class DiscoveryTests(LayerCase):
                                  ("error", "required_source_empty", None),
                                  ("error", "unreadable", "docs/gone.md")])
         for d in doc["resources"]:
-            path = d["_meta"]["majordomus"]["provenance"]["path"] if d["uri"] != \
-                "majordomus://repository" else None
+            path = d["_meta"]["majordomus"]["provenance"]["path"] if d["uri"] not in \
+                support.QUERY_URIS else None
             self.assertFalse(path and path.startswith(".ai/local/"), d)
         # text and JSON tell the same diagnostics
         t = self.inspect(self.repo)
@@ -932,7 +932,7 @@ class DiagnosticsTests(LayerCase):
         self.assertEqual(report["diagnostics"][n]["code"], "unreadable")
         self.assertEqual(lines[n + 1:], self.AFTER_UNREADABLE)
         self.assertEqual([x["uri"] for x in r.json()["resources"]],
-                         ["majordomus://repository"] + self.URIS)
+                         support.QUERY_URIS + self.URIS)
 
     def test_strict_counts_every_error(self):
         total = len(self.BEFORE_UNREADABLE) + 1 + len(self.AFTER_UNREADABLE)
@@ -978,7 +978,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 19 (10 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 21 (12 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -1037,15 +1037,15 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (19, 10, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 10)
+                                 (21, 12, 9))
+                self.assertEqual(caps["by_kind"].get("query"), 11)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
-                self.assertEqual(caps["by_kind"].get("command", 0), 0)
-                self.assertEqual(sum(caps["by_stability"].values()), 19)
+                self.assertEqual(caps["by_kind"].get("command", 0), 1)     # §27
+                self.assertEqual(sum(caps["by_stability"].values()), 21)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (10, 10, 10, 7))
+                                  caps["http_routes"], caps["cli_commands"]), (12, 11, 12, 8))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
-                                 ["majordomus://repository"] + SKELETON_URIS)
+                                 support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
                 by_uri = {x["uri"]: x for x in doc["resources"]}
                 self.assertEqual(by_uri[RULE_URI], {
@@ -1095,7 +1095,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 20 (10 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 22 (12 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):

@@ -59,12 +59,17 @@ TOOL_ORDER = [
     ("majordomus_get", "objects.get", "Get one object"),
     ("majordomus_list", "objects.list", "List objects"),
     ("majordomus_search", "objects.search", "Search objects"),
+    ("majordomus_announce", "peers.announce", "Announce what you will change"),
+    ("majordomus_peers", "peers.list", "Who else works here"),
     ("majordomus_perf", "perf.counters", "Performance counters"),
     ("majordomus_prompt", "prompts.get", "Get one prompt, filled in"),
     ("majordomus_repository", "repository.info", "Repository and index state"),
 ]
 ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
                "openWorldHint": False}
+# §27: the one command (changes this process's memory): derived from its kind
+COMMAND_ANNOTATIONS = dict(ANNOTATIONS, readOnlyHint=False)
+PEERS_URI = "majordomus://peers"
 BUILTIN_PROVENANCE = {"source": "builtin", "module": "majordomus"}
 COUNTERS = ("repository_scans", "index_builds", "registry_builds", "mcp_projection_builds",
             "http_projection_builds", "executions", "handler_invocations", "cache_hits",
@@ -409,9 +414,9 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("19 capabilities", ins)
-                self.assertIn("10 tools", ins)
-                self.assertIn("10 resources", ins)
+                self.assertIn("21 capabilities", ins)
+                self.assertIn("12 tools", ins)
+                self.assertIn("11 resources", ins)
                 self.assertIn("majordomus://repository", ins)
                 self.assertIn("MCP prompts", ins)
                 self.assertNotIn("\n\n", ins)
@@ -436,9 +441,9 @@ class SkeletonTests(McpTestCase):
         s = self.open(self.repo)
         self.assertPing(s)
         r = self.assertResult(s.request("resources/list", id=1), 1)
-        self.assertEqual(r["resources"][0]["uri"], REPOSITORY_URI)
+        self.assertEqual(r["resources"][1]["uri"], REPOSITORY_URI)
         r = self.assertResult(s.request("tools/list", id=2), 2)
-        self.assertEqual(len(r["tools"]), 10)
+        self.assertEqual(len(r["tools"]), 12)
         r = self.assertResult(s.request("prompts/list", id=3), 3)
         self.assertEqual([p["name"] for p in r["prompts"]], ["continue"])
 
@@ -450,8 +455,8 @@ class SkeletonTests(McpTestCase):
         res = self.assertResult(s.request("resources/list", id=10), 10)
         self.assertEqual(list(res), ["resources"])
         items = res["resources"]
-        self.assertEqual([r["uri"] for r in items], [REPOSITORY_URI] + SKELETON_URIS)
-        repo_item = dict(items[0])
+        self.assertEqual([r["uri"] for r in items], [PEERS_URI, REPOSITORY_URI] + SKELETON_URIS)
+        repo_item = dict(items[1])
         desc = repo_item.pop("description", None)
         self.assertIsInstance(desc, str)
         self.assertTrue(desc.strip())
@@ -636,7 +641,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (19, 10, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (21, 12, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -674,7 +679,8 @@ class SkeletonTests(McpTestCase):
                     self.assertIsInstance(tool["description"], str)
                     self.assertTrue(tool["description"].strip())
                     self.assertEqual(tool["_meta"], {"majordomus": {"id": cap_id}})
-                    self.assertEqual(tool["annotations"], ANNOTATIONS)
+                    self.assertEqual(tool["annotations"], COMMAND_ANNOTATIONS if name ==
+                                     "majordomus_announce" else ANNOTATIONS)
                     self.assertEqual(tool["inputSchema"].get("type"), "object", name)
                     self.assertIs(tool["inputSchema"].get("additionalProperties"), False, name)
                     self.assertEqual(tool["outputSchema"].get("type"), "object", name)
@@ -919,15 +925,18 @@ class SkeletonTests(McpTestCase):
     def test_capabilities(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_capabilities", {})
-        # §16: the default page is 20, so the skeleton's 19 fit in one answer
-        self.assertEqual(list(sc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((sc["count"], sc["total"]), (19, 19))
+        # §16: the default page is 20: the skeleton's 21 take two
+        self.assertEqual(list(sc), ["count", "total", "summary", "capabilities", "next_cursor"])
+        self.assertEqual((sc["count"], sc["total"]), (20, 21))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (19, 10, 9))
+                         (21, 12, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (10, 10, 10, 7))
-        self.assertEqual(summary["by_kind"].get("query"), 10)
+                          summary["cli_commands"]), (12, 11, 12, 8))
+        self.assertEqual(summary["by_kind"].get("query"), 11)
+        self.assertEqual(summary["by_kind"].get("command"), 1)
+        sc = dict(sc, capabilities=sc["capabilities"] + self.tool(
+            s, "majordomus_capabilities", {"cursor": sc["next_cursor"]})["capabilities"])
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -935,19 +944,20 @@ class SkeletonTests(McpTestCase):
             "%s.%s" % (v[0], v[1]) for v in SKELETON_OBJECTS.values()])
         self.assertEqual(ids, expected_ids)
         q = self.tool(s, "majordomus_capabilities", {"kind": "query"})
-        self.assertEqual((q["count"], q["total"]), (10, 10))
+        self.assertEqual((q["count"], q["total"]), (11, 11))
         self.assertEqual(q["summary"], summary)
         r = self.tool(s, "majordomus_capabilities", {"kind": "resource", "exposure": "mcp"})
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.brief",
-                          "context.resolve", "objects.get", "objects.search", "prompts.get"])
+                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                          "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
-        self.assertEqual((page["count"], page["total"]), (10, 19))
+        self.assertEqual((page["count"], page["total"]), (10, 21))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])
         rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
-        self.assertEqual((rest["count"], rest["total"]), (9, 19))
+        self.assertEqual((rest["count"], rest["total"]), (11, 21))
         self.assertNotIn("next_cursor", rest)
         self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),

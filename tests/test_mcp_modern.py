@@ -479,7 +479,7 @@ class DualEraTests(ModernCase):
         s = self.open(self.repo)
         listed = self.result(s, "resources/list", modern())
         uris = [r["uri"] for r in listed["resources"]]
-        self.assertEqual(uris[0], REPOSITORY_URI)
+        self.assertEqual(uris[:2], support.QUERY_URIS)
         self.assertIn(RULE_URI, uris)
         read = self.result(s, "resources/read", modern({"uri": RULE_URI}))
         self.assertEqual(read["contents"][0]["text"].encode("utf-8"),

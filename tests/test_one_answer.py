@@ -265,15 +265,15 @@ class OneAnswerTest(unittest.TestCase):
     def test_same_capability_list_everywhere(self):
         answers = {}
         for via in VIAS:
-            status, doc = self.http_get(via, "/api/v1/capabilities")
+            status, doc = self.http_get(via, "/api/v1/capabilities?limit=200")
             self.assertEqual(status, 200)
             answers["http-" + via] = doc
-            answers["mcp-" + via] = self.mcp_ok(via, "majordomus_capabilities", {})
+            answers["mcp-" + via] = self.mcp_ok(via, "majordomus_capabilities", {"limit": 200})
             answers["cli-" + via] = self.cli_json(via, ["capabilities", "list", "--format",
                                                         "json"])
         reference = answers["http-pyz"]
-        # §16: 19 capabilities fit the default page of 20; the CLI's list is everything
-        self.assertEqual((reference["count"], reference["total"]), (19, 19))
+        # §16: the 21 capabilities on one page of 200; the CLI's list is everything
+        self.assertEqual((reference["count"], reference["total"]), (21, 21))
         self.assertNotIn("next_cursor", reference)
         for name, value in answers.items():
             with self.subTest(interface=name):

@@ -21,9 +21,8 @@ TIMEOUT = 30
 N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
 BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.brief", "context.resolve",
-               "objects.get",
-               "objects.list", "objects.search", "perf.counters", "prompts.get",
-               "repository.info"]
+               "objects.get", "objects.list", "objects.search", "peers.announce", "peers.list",
+               "perf.counters", "prompts.get", "repository.info"]
 TOOLS = list(support.TOOLS)
 FOREIGN = "parameter 'cursor' is not a cursor this server issued"
 BUDGET = 40000
@@ -274,10 +273,10 @@ class LargeLayerTests(PagingCase):
                 if limit is None:
                     self.assertEqual(pages[0]["count"], 50)
                     self.assertEqual(len(pages), 11)
-        # the same set as resources/list (less the repository)
+        # the same set as resources/list (less the queries' resources)
         listed = [r["uri"] for r in self.rpc_ok("resources/list")["resources"]]
-        self.assertEqual(listed[0], REPOSITORY_URI)
-        self.assertEqual(listed[1:], self.uris)
+        self.assertEqual(listed[:2], support.QUERY_URIS)
+        self.assertEqual(listed[2:], self.uris)
 
     def test_list_summaries(self):
         first = self.tool("majordomus_list", {"limit": 3, "cursor": self.tool(
@@ -393,7 +392,7 @@ class LargeLayerTests(PagingCase):
                     self.assertEqual(pages[0]["count"], 20)
         ids, _ = self.page_through("majordomus_capabilities", {"kind": "query", "limit": 3},
                                    "capabilities", "id", 20)
-        self.assertEqual(ids, BUILTIN_IDS)
+        self.assertEqual(ids, [i for i in BUILTIN_IDS if i != "peers.announce"])
 
     def test_capabilities_limit_bounds(self):
         for limit in (0, 201):
@@ -466,7 +465,8 @@ class LargeLayerTests(PagingCase):
         for word in ("window", "offset", "limit", "large"):
             self.assertIn(word, get["description"])
         self.assertEqual(sorted(get["inputSchema"]["properties"]), ["limit", "offset", "uri"])
-        self.assertEqual(len(self.rpc_ok("resources/list")["resources"]), len(self.uris) + 1)
+        self.assertEqual(len(self.rpc_ok("resources/list")["resources"]),
+                         len(self.uris) + len(support.QUERY_URIS))
 
     # --- HTTP ---------------------------------------------------------------------------------
 
@@ -542,8 +542,9 @@ class LargeLayerTests(PagingCase):
         lines = p.stdout.decode("utf-8").splitlines()
         self.assertEqual(len(lines), len(ids) + 1)
         self.assertEqual([line.split(" ", 1)[0] for line in lines[:-1]], ids)
-        self.assertTrue(lines[-1].startswith("capabilities: %d (10 builtin, %d declarative)"
-                                             % (len(ids), len(ids) - 10)), lines[-1])
+        self.assertTrue(lines[-1].startswith("capabilities: %d (%d builtin, %d declarative)"
+                                             % (len(ids), len(BUILTIN_IDS),
+                                                len(ids) - len(BUILTIN_IDS))), lines[-1])
         p = support.run(["capabilities", "list", "--format", "json"], self.repo,
                         timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -574,7 +575,10 @@ class LargeLayerTests(PagingCase):
                 ("majordomus_perf", {}), ("majordomus_context", {"path": ".ai/repo/rules"}),
                 ("majordomus_brief", {"path": ".ai/repo/rules/project/new.v1.md",
                                       "intent": "add a generated rule"}),
-                ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}})]
+                ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}}),
+                ("majordomus_announce", {"intent": "edit the generated rules",
+                                         "scope": [".ai/repo/rules"]}),
+                ("majordomus_peers", {})]
 
     def test_size_budget(self):
         everything = self.tool("majordomus_search", {"query": "e", "mode": "substring"})

@@ -38,12 +38,14 @@ class RegistryInvariantTest(unittest.TestCase):
 
     def test_the_shipped_registry_builds(self):
         registry = mj.Registry(builtins() + [declarative()])
-        self.assertEqual(registry.summary["total"], 11)
-        self.assertEqual(registry.summary["builtin"], 10)
-        self.assertEqual(registry.summary["mcp_tools"], 10)
-        self.assertEqual(registry.summary["http_routes"], 10)
-        self.assertEqual(registry.summary["cli_commands"], 7)
-        self.assertEqual(registry.summary["mcp_resources"], 2)
+        self.assertEqual(registry.summary["total"], 13)
+        self.assertEqual(registry.summary["builtin"], 12)
+        self.assertEqual(registry.summary["mcp_tools"], 12)
+        self.assertEqual(registry.summary["http_routes"], 12)
+        self.assertEqual(registry.summary["cli_commands"], 8)
+        self.assertEqual(registry.summary["mcp_resources"], 3)
+        self.assertEqual(registry.summary["by_kind"], {"command": 1, "query": 11,
+                                                       "resource": 1})
 
     def test_duplicate_id(self):
         errors = self.refused(builtins() + [declarative(), declarative("majordomus://rule/b")])
@@ -122,6 +124,32 @@ class RegistryInvariantTest(unittest.TestCase):
         errors = self.refused(descriptors)
         self.assertTrue(any("capability 'perf.counters'" in e and "prompt exposure" in e
                             for e in errors), errors)
+
+    def test_the_kind_decides_the_method_and_the_annotations(self):
+        """§27: a command is routed by POST and annotated not read-only, both derived from
+        its kind; the registry refuses a method that does not fit the kind, and a command
+        exposed as a resource (a read would change the process)."""
+        announce = by_id(builtins(), "peers.announce")
+        self.assertEqual(announce["kind"], "command")
+        self.assertEqual(announce["exposure"]["http"], {"method": "POST",
+                                                        "path": "/api/v1/peers/announce"})
+        self.assertEqual(mj.KIND_ANNOTATIONS["command"], {
+            "readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
+            "openWorldHint": False})
+        self.assertEqual(mj.KIND_ANNOTATIONS["query"]["readOnlyHint"], True)
+        for cap_id, method in (("peers.announce", "GET"), ("perf.counters", "POST")):
+            descriptors = builtins()
+            by_id(descriptors, cap_id)["exposure"]["http"]["method"] = method
+            errors = self.refused(descriptors)
+            kind = "command" if cap_id == "peers.announce" else "query"
+            self.assertTrue(any("capability '%s'" % cap_id in e and "the HTTP method %s does "
+                                "not fit a %s" % (method, kind) in e for e in errors), errors)
+        descriptors = builtins()
+        by_id(descriptors, "peers.announce")["exposure"]["mcp"]["resource"] = {
+            "uri": "majordomus://announce", "name": "announce"}
+        errors = self.refused(descriptors)
+        self.assertTrue(any("a command is exposed as the MCP resource 'majordomus://announce'"
+                            in e for e in errors), errors)
 
     def test_query_resource_with_required_input(self):
         descriptors = builtins()
@@ -323,3 +351,42 @@ class ShippedDataTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PeersUnitTest(unittest.TestCase):
+    """§27 in process: the overlap rule, a scope's paths, and the instructions' sentence."""
+
+    def test_overlap_is_by_segments(self):
+        for a, b, overlap in ((".ai/repo", ".ai/repo/rules/x.md", True), ("a", "a", True),
+                              (".", "src", True), ("src", "src2", False),
+                              ("a/b", "a/bc/d", False), ("a/b/c", "a/b", True)):
+            self.assertEqual(mj.paths_overlap(a, b), overlap, (a, b))
+            self.assertEqual(mj.paths_overlap(b, a), overlap, (b, a))
+        self.assertEqual(mj.scope_overlap(["docs", "src/a.py"], ["src", "lib"]), ["src/a.py"])
+
+    def test_scope_paths_are_normalised_as_a_target(self):
+        root = support.make_repo(self, files={"src/a.py": "x"}, skeleton=False, commit=False)
+        for given, want in (("./src/", "src"), ("src//a.py", "src/a.py"), (".", "."),
+                            (root, "."), (root + "/src/new/b.py", "src/new/b.py")):
+            self.assertEqual(mj.scope_path(root, given), want, given)
+        for given in ("", "../x", "/etc", "src/../../x"):
+            with self.assertRaises(mj.RefusedPath):
+                mj.scope_path(root, given)
+
+    def test_the_instructions_sentence_fits(self):
+        board = mj.Board()
+        peers = [board.join(object(), "bridge") for _ in range(6)]
+        for n, peer in enumerate(peers):
+            board.name(peer, "client-%d-" % n + "x" * 150)
+        self.assertEqual(len(peers[0].client), mj.CLIENT_NAME_BOUND)
+        for room in (400, 120, 60, 20):
+            text = mj.peers_sentence(peers, room)
+            self.assertLessEqual(len(text), room)
+        self.assertIn("6 other session(s)", mj.peers_sentence(peers, 60))
+        self.assertEqual(mj.peers_sentence(peers, 5), "")
+        self.assertEqual(mj.peers_sentence([], 500), "")
+        short = [board.join(object(), "stdio")]
+        board.name(short[0], "codex")
+        self.assertEqual(mj.peers_sentence(short, 600), "Also here: p7 (codex); "
+                         "majordomus_peers tells what each will change, majordomus_announce "
+                         "tells them yours.")

@@ -106,7 +106,7 @@ class SdkCase(unittest.TestCase):
                          support.read_bytes(self.repo, RULE_PATH))
         self.assertEqual(json.loads(out["read_repo"]["contents"][0]["text"])["state"], "ok")
         uris = [str(r["uri"]) for r in out["resources"]["resources"]]
-        self.assertEqual(uris[0], REPOSITORY_URI)
+        self.assertEqual(uris[:2], support.QUERY_URIS)      # the peers, the repository
         self.assertIn(RULE_URI, uris)
         prompts = out["prompts"]["prompts"]
         self.assertEqual([p["name"] for p in prompts], ["continue"])

@@ -15,6 +15,17 @@
         window.location.reload();
       }
     };
+    // The sessions sharing this server (the overview's board) change without a generation.
+    events.addEventListener("peers", function (event) {
+      var board = document.querySelector("[data-peers]");
+      var version;
+      try { version = String(JSON.parse(event.data).peers); } catch (e) { return; }
+      if (board && version !== board.getAttribute("data-peers")) {
+        events.close();
+        if (note) { note.textContent = "The sessions sharing this server changed; reloading…"; }
+        window.location.reload();
+      }
+    });
   }
   var fields = document.querySelectorAll("[data-copy]");
   Array.prototype.forEach.call(fields, function (field) {

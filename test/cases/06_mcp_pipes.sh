@@ -42,7 +42,7 @@ uris = [r["uri"] for r in by[2]["result"]["resources"]]
 for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",
           "majordomus://profile/implementation", "majordomus://prompt/continue", "'"$RULE_URI"'"):
     assert u in uris, (u, uris)
-assert uris[0] == "majordomus://repository" and uris[1:] == sorted(uris[1:]), uris
+assert uris[:2] == ["majordomus://peers", "majordomus://repository"] and uris[2:] == sorted(uris[2:]), uris
 rule = [r for r in by[2]["result"]["resources"] if r["uri"] == "'"$RULE_URI"'"][0]
 assert rule["name"] == "majordomus.scope-integrity@1", rule
 assert rule["title"] == "Stay inside the claimed paths", rule

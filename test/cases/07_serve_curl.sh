@@ -43,7 +43,8 @@ want = {"repository.info": ("GET", "/api/v1/repository"), "objects.list": ("GET"
         "capabilities.list": ("GET", "/api/v1/capabilities"),
         "capabilities.describe": ("GET", "/api/v1/capability"), "perf.counters": ("GET", "/api/v1/perf"),
         "prompts.get": ("GET", "/api/v1/prompt"), "context.resolve": ("GET", "/api/v1/context"),
-        "context.brief": ("GET", "/api/v1/brief")}
+        "context.brief": ("GET", "/api/v1/brief"), "peers.list": ("GET", "/api/v1/peers"),
+        "peers.announce": ("POST", "/api/v1/peers/announce")}
 assert ops == want, ops
 assert ROOT not in stdout.decode("utf-8"), "the OpenAPI document carries the checkout path"
 '
