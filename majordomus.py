@@ -9,14 +9,14 @@ SPEC.md; section numbers (§) below refer to it.
 
 Sections, in data-flow order (the platform's differences, §24, sit in one unnumbered
 section after the first):
-  1. errors and logging          7. context documents (§20)  14. HTTP: heads and guards
-  2. the YAML subset             8. ranked search (§21)      15. Markdown to HTML
-  3. embedded data: the kinds    9. registry, execution,     16. the pages (§22)
-  4. root, manifest, sources        a generation             17. HTTP connections, /mcp
-  5. discovery, git             10. resolution               18. CLI projections
-  6. the index                  11. the live layer           19. entry point
-  8b. the brief (§26)            12. the shared server (§27)
-                                13. MCP: one dispatch, two protocol eras, stdio
+  1. errors and logging          8. ranked search (§21)      15. HTTP: heads and guards
+  2. the YAML subset             9. the brief (§26)          16. Markdown to HTML
+  3. embedded data: the kinds   10. registry, execution,     17. the pages (§22)
+  4. root, manifest, sources        a generation             18. HTTP connections, /mcp
+  5. discovery, git             11. resolution               19. CLI projections
+  6. the index                  12. the live layer           20. entry point
+  7. context documents (§20)    13. the shared server (§27)
+                                14. MCP: one dispatch, two protocol eras, stdio
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
 session (JSON goes through the json module's C half; a regular expression is compiled
@@ -3997,11 +3997,11 @@ def ranked_snippet(obj, terms):
 
 
 # ---------------------------------------------------------------------------------------
-# 8b. The brief (§26): what an agent needs before it works on a path, in one answer and
-#     in any state of the layer: the chain of §20.2 with the documents' text, the rules in
-#     force, the default profile and what the intent relates to, within a line budget.
-#     brief() decides what goes in (the JSON); brief_text() renders the JSON as the
-#     Markdown a model reads, and the line budget is counted on that text.
+# 9. The brief (§26): what an agent needs before it works on a path, in one answer and
+#    in any state of the layer: the chain of §20.2 with the documents' text, the rules in
+#    force, the default profile and what the intent relates to, within a line budget.
+#    brief() decides what goes in (the JSON); brief_text() renders the JSON as the
+#    Markdown a model reads, and the line budget is counted on that text.
 # ---------------------------------------------------------------------------------------
 
 BRIEF_SCHEMA = "brief/v1"
@@ -4340,8 +4340,8 @@ def _rule_line(rule):
 
 
 # ---------------------------------------------------------------------------------------
-# 9. The capability registry and execution (§7): descriptors without code, one
-#    `execute(id, input)` for every caller, input validation, counters, a generation.
+# 10. The capability registry and execution (§7): descriptors without code, one
+#     `execute(id, input)` for every caller, input validation, counters, a generation.
 # ---------------------------------------------------------------------------------------
 
 class Counters:
@@ -5441,7 +5441,7 @@ CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
 
 
 # ---------------------------------------------------------------------------------------
-# 10. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
+# 11. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
 # ---------------------------------------------------------------------------------------
 
 def resolve(gen, uri, caller=None):
@@ -5510,7 +5510,7 @@ class Resolved:
 
 
 # ---------------------------------------------------------------------------------------
-# 11. The live layer (§15): the current generation of a long-lived process, kept fresh by
+# 12. The live layer (§15): the current generation of a long-lived process, kept fresh by
 #     a stamp and a sweep, rebuilt from what changed, and the notifications that follow.
 # ---------------------------------------------------------------------------------------
 
@@ -6047,7 +6047,7 @@ def _read_changed(old, new, uri):
 
 
 # ---------------------------------------------------------------------------------------
-# 12. The shared server (§27): one server per repository root, found through a lease
+# 13. The shared server (§27): one server per repository root, found through a lease
 #     outside the repository; the board of its sessions (peers); bridges that forward a
 #     client's frames to the owner, and a takeover when the owner dies.
 # ---------------------------------------------------------------------------------------
@@ -7209,7 +7209,7 @@ def answer_guarded(live, session, line):
 
 
 # ---------------------------------------------------------------------------------------
-# 13. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
+# 14. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
 #     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
 #     framings over it; then the stdio transport.
 # ---------------------------------------------------------------------------------------
@@ -7840,7 +7840,7 @@ def inspect_text(gen):
 
 
 # ---------------------------------------------------------------------------------------
-# 14. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
+# 15. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
 # ---------------------------------------------------------------------------------------
 
 HEAD_LIMIT = 65536
@@ -8165,7 +8165,7 @@ def _error_body(code, message, data=None):
 
 
 # ---------------------------------------------------------------------------------------
-# 15. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
+# 16. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
 # Blocks: ATX headings (with ids), paragraphs, fenced and indented code, bullet and
 # ordered lists, block quotes, GitHub pipe tables, rules. Inline: emphasis, code spans,
 # hard breaks, backslash escapes, links, autolinks, images (as links). Everything else
@@ -8174,7 +8174,7 @@ def _error_body(code, message, data=None):
 # is kept only for http:, https:, mailto: and relative targets, else shown as written.
 # Bounded: quotes and lists nest at most _MD_MAX_DEPTH deep and reread a line at most
 # about 4 times, a text has at most 10,000 inline tokens, and every scan is linear.
-# A page may pass a linker (section 15's UiLinks): the ids, paths and majordomus:// URIs
+# A page may pass a linker (section 17's UiLinks): the ids, paths and majordomus:// URIs
 # it knows then become links; and a snippet is rendered inline with its terms marked.
 # ---------------------------------------------------------------------------------------
 
@@ -8624,7 +8624,7 @@ class _MdInline:
 
 
 # ---------------------------------------------------------------------------------------
-# 16. The pages of `serve` (§22): server-rendered HTML of the current generation, a
+# 17. The pages of `serve` (§22): server-rendered HTML of the current generation, a
 #     projection like the routes (a page never reads a file itself), memoised per
 #     generation where it pays; one stylesheet and one small script from the archive;
 #     every repository value escaped; the safety headers on every answer.
@@ -9798,7 +9798,7 @@ def _resource_table(registry, ids):
 
 
 # ---------------------------------------------------------------------------------------
-# 17. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
+# 18. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
 #     /mcp, /ui), one thread per connection, the event streams, and the server.
 # ---------------------------------------------------------------------------------------
 
@@ -10514,7 +10514,7 @@ def _is_loopback(host):
 
 
 # ---------------------------------------------------------------------------------------
-# 18. CLI projections (§11): each command executes its capability through the registry's
+# 19. CLI projections (§11): each command executes its capability through the registry's
 #     CLI exposure.
 # ---------------------------------------------------------------------------------------
 
@@ -10642,7 +10642,7 @@ def write_stdout(text):
 
 
 # ---------------------------------------------------------------------------------------
-# 19. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
+# 20. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
 # ---------------------------------------------------------------------------------------
 
 REPO_OPTIONS = ("--repo", "--discovery")
