@@ -3946,8 +3946,7 @@ def _pair_bonus(index, query, scores):
     "regression tests"), in the PAIR_SCAN best hits."""
     import re
     stopped = _stopped()
-    words = [fold_term(w) for w in re.findall(_WORD, query.casefold())]
-    words = [w for w in words if w not in stopped]
+    words = [w for w in search_terms(query) if w not in stopped]
     pairs = list(dict.fromkeys(zip(words, words[1:])))
     if not pairs:
         return
