@@ -10957,7 +10957,7 @@ def run_command(options):
         arguments.update((k, options.get("--" + k)) for k in ("intent", "provider", "audience")
                          if options.get("--" + k))
         if options.get("--budget-lines") is not None:
-            arguments["budget_lines"] = int(options.get("--budget-lines"))
+            arguments["budget_lines"] = options.get("--budget-lines")
         value = execute_cli(gen, words, arguments)
         text_form = brief_text
     elif command.startswith("context "):
