@@ -154,6 +154,15 @@ def parse_number(text, signed=False, digits=NUMBER_DIGITS):
     return int(text)
 
 
+def number_or(text, default, digits=NUMBER_DIGITS):
+    """parse_number(text), or `default` where text is not such a number (a value another
+    process of this program wrote, read back: anything else counts as absent)."""
+    try:
+        return parse_number(text, digits=digits)
+    except NumberError:
+        return default
+
+
 def _json_int(text):
     """An integer of a JSON frame, bounded before int() reads it (the same bound on every
     interpreter: before 3.11 int() has none, and reads a megabyte of digits for seconds)."""
@@ -6585,9 +6594,10 @@ def url_address(url):
     rest = url[len("http://"):] if url.startswith("http://") else ""
     host, _, port = rest.rstrip("/").rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not port.isdigit() or not (host.startswith("127.") or host == "::1"):
+    port = number_or(port, None)
+    if port is None or not (host.startswith("127.") or host == "::1"):
         raise Refusal("the lease names %r, not a loopback HTTP address" % url)
-    return host, int(port)
+    return host, port
 
 
 def http_exchange(url, head, body=b"", timeout=PROBE_SECONDS, switch=False):
@@ -6612,19 +6622,18 @@ def http_exchange(url, head, body=b"", timeout=PROBE_SECONDS, switch=False):
         top, _, rest = data.partition(b"\r\n\r\n")
         lines = top.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ", 2)
-        if len(parts) < 2 or not parts[1].isdigit():
+        status = number_or(parts[1], None) if len(parts) >= 2 else None
+        if status is None:
             raise OSError("not an HTTP answer")
         headers = {}
         for line in lines[1:]:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
-        status = int(parts[1])
         if status == 101 and switch:
             sock.settimeout(None)
             kept, sock = sock, None
             return status, headers, (kept, rest)
-        length = headers.get("content-length", "0")
-        length = int(length) if length.isdigit() else 0
+        length = number_or(headers.get("content-length", "0"), 0)
         while len(rest) < length:
             chunk = sock.recv(min(65536, length - len(rest)))
             if not chunk:
@@ -9985,8 +9994,7 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None):
                 if headers.get("majordomus-options") != options:
                     raise HttpError(409, "conflict", "this server serves with other options "
                                     "(%s)" % options)
-                replay = headers.get("majordomus-replay", "0")
-                replay = int(replay) if replay.isdigit() and len(replay) < 7 else 0
+                replay = number_or(headers.get("majordomus-replay", "0"), 0, 6)
             finally:
                 in_flight.release()
             self.request.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
