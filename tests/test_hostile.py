@@ -965,10 +965,6 @@ class StaleBannerTest(unittest.TestCase):
             self.assertFalse(BANNER in text, path)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 # ------------------------------------------------------------------------------------------
 # What the fuzz suite (tests/fuzz.py) found, each a named regression test
 # ------------------------------------------------------------------------------------------
@@ -1020,3 +1016,7 @@ class FuzzFoundTest(unittest.TestCase):
         """http-head: Host `localhost:99999` was admitted (a port is at most 65535)."""
         self.assertFalse(self.m._host_allowed("localhost:99999"))
         self.assertTrue(self.m._host_allowed("localhost:65535"))
+
+
+if __name__ == "__main__":
+    unittest.main()
