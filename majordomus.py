@@ -8758,8 +8758,9 @@ class UiLinks:
                 paths[obj.path] = None                  # a file of several objects
             if "@" in identity:
                 base, _, number = identity.rpartition("@")
-                if number.isdigit() and base:
-                    key, number = (obj.kind, base), int(number)
+                number = number_or(number, None)       # ASCII digits (a name from outside)
+                if number is not None and base:
+                    key = (obj.kind, base)
                     seen = newest.get(key)
                     if seen is None:
                         newest[key] = (number, obj)
@@ -8769,9 +8770,9 @@ class UiLinks:
                             newest[key] = (number, obj)
             if obj.provenance.get("section") == UI_ADR_SECTION:
                 # "ADR 3": the decision whose file, in the layer's adrs section, is numbered 3
-                number = obj.path.rpartition("/")[2].partition("-")[0]
-                if number.isdigit():
-                    decisions.setdefault(int(number), obj)
+                number = number_or(obj.path.rpartition("/")[2].partition("-")[0], None)
+                if number is not None:
+                    decisions.setdefault(number, obj)
         for (kind, base), (_, obj) in newest.items():   # `id` alone: its highest version
             other = names.setdefault(base, obj)
             if other is not obj:
@@ -8905,9 +8906,10 @@ class UiLinks:
     def versions_of(self, obj):
         """[(N, object)] of every version of a versioned object (`id@N`), oldest first."""
         base, _, number = obj.identity.rpartition("@")
-        if not number.isdigit():
+        number = number_or(number, None)
+        if number is None:
             return []
-        return self.versions.get((obj.kind, base)) or [(int(number), obj)]
+        return self.versions.get((obj.kind, base)) or [(number, obj)]
 
     def cited_by(self, obj):
         """[(field, object)] of the objects whose reference fields (UI_REFERENCES) name

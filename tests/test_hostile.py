@@ -966,6 +966,37 @@ class StaleBannerTest(unittest.TestCase):
 
 
 # ------------------------------------------------------------------------------------------
+# Names that end in other digits (found in review: the pages' linker read them with int())
+# ------------------------------------------------------------------------------------------
+
+class DigitNamesTest(unittest.TestCase):
+    """A file named `notes/a@²` (its path its identity) or an ADR numbered `٣` (str.isdigit()
+    takes those digits, int() refuses them) is no version and no ADR number: every page
+    answers, the object's own too (each page that links was 500 before)."""
+
+    def test_pages_of_names_ending_in_other_digits(self):
+        manifest = GOOD_MANIFEST + "  adrs: repo/adrs\n"
+        sources = ("version: 1\nsources:\n" + "".join(
+            "  - id: %s\n    kind: document\n    discovery: vcs\n    pathspec: '%s'\n"
+            "    required: false\n" % pair for pair in (
+                ("notes", ":(glob)notes/*"), ("adrs", ":(glob).ai/repo/adrs/*.md"))))
+        repo = support.make_repo(self, files={
+            MANIFEST: manifest, SOURCES: sources, "notes/a@\u00b2": "# Sup\n\nsup\n",
+            ".ai/repo/adrs/\u0663-ind.md": "# Ind\n\nind\n"}, skeleton=False)
+        srv = support.HttpServer(repo)
+        self.addCleanup(srv.stop)
+        for identity in ("notes/a@\u00b2", ".ai/repo/adrs/\u0663-ind.md"):
+            uri = "majordomus://document/" + identity
+            for path in ("/ui/", "/ui/kind/document", "/ui/search?q=sup+ind",
+                         "/ui/object?uri=" + urllib.parse.quote(uri, safe="")):
+                with self.subTest(path=path):
+                    status, _, text = http(srv, path)
+                    self.assertEqual(status, 200, text[:300])
+                    if path.startswith("/ui/object"):
+                        self.assertIn(identity, text)
+
+
+# ------------------------------------------------------------------------------------------
 # What the fuzz suite (tests/fuzz.py) found, each a named regression test
 # ------------------------------------------------------------------------------------------
 

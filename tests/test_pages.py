@@ -168,6 +168,19 @@ class LinkerTest(unittest.TestCase):
         self.assertIn("ADR 4", out)
         self.assertEqual(anchors(self.md("ADR 3", seen_from=ADR)), [])
 
+    def test_a_name_ending_in_other_digits_is_no_version(self):
+        """`²` and `٣` are digits to str.isdigit(), not to int(): such a name is no version,
+        and no ADR number (the linker raised ValueError on them)."""
+        sup = fake("note", "x@\u00b2", ".ai/repo/notes/sup.yaml")
+        ind = fake("document", ".ai/repo/adrs/\u0663-ind.md", ".ai/repo/adrs/\u0663-ind.md",
+                   section="adrs")
+        links = mj.UiLinks(fake_index(BASE, sup, ind))
+        self.assertEqual(links.versions_of(sup), [])
+        self.assertEqual(links.decisions, {})
+        self.assertIs(links.target("x@\u00b2"), sup)
+        self.assertEqual(anchors(mj.render_markdown("Read `x@\u00b2`.", links)),
+                         [(href(sup.uri), "<code>x@\u00b2</code>")])
+
     def test_an_object_does_not_link_to_itself(self):
         self.assertEqual(anchors(self.md("I am project.base@1.", seen_from=BASE)), [])
         self.assertEqual(len(anchors(self.md("I am project.base@1.", seen_from=BASE2))), 1)
