@@ -3178,6 +3178,24 @@ def context_target(root, given, absent=False):
     """§20.2 step 1, as the shell tool has it: (the normalised path, its directory). With
     `absent` (the brief, §26), a path that does not exist is a file that would be created
     there, judged by the nearest folder above it that exists: (path, directory, exists)."""
+    path = target_path(root, given)
+    full = native_path(root, path) if path != "." else root
+    exists = os.path.exists(full)
+    if not exists and not absent:
+        raise NotFound("no such path in the repository: %s" % path)
+    folder = exists and os.path.isdir(full)
+    where = full if folder else os.path.dirname(full)
+    while not exists and not os.path.isdir(where) and len(where) > len(root):
+        where = os.path.dirname(where)
+    refuse_outside(root, where, path)
+    directory = path if folder else (path.rpartition("/")[0] if "/" in path else ".")
+    return (path, directory, exists) if absent else (path, directory)
+
+
+def target_path(root, given):
+    """§20.2 step 1's normalisation: `given` relative to the root (a path under the root
+    made relative; a leading ./, doubled and trailing slashes), `.` for the root itself;
+    RefusedPath when it is empty, absolute elsewhere, or leaves the repository."""
     if not given:
         raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
     path = given
@@ -3189,19 +3207,15 @@ def context_target(root, given, absent=False):
         path = norm_rel(path)
         if path is None:
             raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
-    full = native_path(root, path) if path != "." else root
-    exists = os.path.exists(full)
-    if not exists and not absent:
-        raise NotFound("no such path in the repository: %s" % path)
-    folder = exists and os.path.isdir(full)
-    where = full if folder else os.path.dirname(full)
-    while not exists and not os.path.isdir(where) and len(where) > len(root):
-        where = os.path.dirname(where)
+    return path
+
+
+def refuse_outside(root, where, path):
+    """RefusedPath when `where`, the place on disk that judges `path`, resolves outside
+    the repository (through a symlink on its way)."""
     real, top = os.path.realpath(where), os.path.realpath(root)
     if real != top and not real.startswith(os.path.join(top, "")):
         raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
-    directory = path if folder else (path.rpartition("/")[0] if "/" in path else ".")
-    return (path, directory, exists) if absent else (path, directory)
 
 
 def context_filters(tree, arguments):
@@ -6149,25 +6163,14 @@ def scope_overlap(mine, theirs):
 
 
 def scope_path(root, given):
-    """A path of an announced scope, normalised as §20.2's target is (a leading ./, doubled
-    and trailing slashes; absolute under the root made relative); refused as it refuses.
-    It need not exist (a peer may announce a file it will create): its nearest existing
-    ancestor must not lead outside the repository."""
-    path = given
-    if path == root or path.startswith(root + "/"):
-        path = path[len(root):].lstrip("/")
-    path = path or ("." if given else "")
-    if path != ".":
-        path = norm_rel(path) if path else None
-        if path is None:
-            raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
+    """A path of an announced scope, normalised and refused as §20.2's target is
+    (target_path, refuse_outside). It need not exist (a peer may announce a file it will
+    create): its nearest existing ancestor must not lead outside the repository."""
+    path = target_path(root, given)
     probe = path
     while probe != "." and not os.path.lexists(native_path(root, probe)):
         probe = probe.rpartition("/")[0] or "."
-    real = os.path.realpath(native_path(root, probe) if probe != "." else root)
-    top = os.path.realpath(root)
-    if real != top and not real.startswith(os.path.join(top, "")):
-        raise RefusedPath("refused-path '%s' resolves outside the repository" % path)
+    refuse_outside(root, native_path(root, probe) if probe != "." else root, path)
     return path
 
 
