@@ -9074,8 +9074,7 @@ class UiPages:
             self.gen.index.state)
 
     def object_link(self, obj):
-        return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(obj.uri),
-                                                      _h(obj.title or obj.identity))
+        return '<a href="%s">%s</a>' % (_h(ui_object_href(obj)), _h(obj.title or obj.identity))
 
     # -- the pages ----------------------------------------------------------------------
 
@@ -9404,8 +9403,8 @@ class UiPages:
         try:
             brief = self.gen.execute("context.brief", asked)
         except CapabilityError as exc:
-            status = (404 if isinstance(exc, NotFound) else 400 if isinstance(exc, InvalidInput)
-                      else 422 if isinstance(exc, Refused) else 500)
+            status = next((status for error, status, _ in _HTTP_ERRORS
+                           if isinstance(exc, error)), 500)       # as the REST route's
             failed = ('<section class="brief alert" aria-labelledby="mj-brief-failed"><h2 id='
                       '"mj-brief-failed">No brief</h2><p>%s</p></section>' % _h(str(exc)))
         explain = self._resolution(arguments, brief)
@@ -9425,14 +9424,12 @@ class UiPages:
             value = self.gen.execute("context.resolve", arguments)
         except NotFound as exc:
             if brief is None:
-                return ('<section class="explain" aria-labelledby="mj-chain"><h2 id='
-                        '"mj-chain">The chain</h2><p><code>%s</code></p></section>' % _h(str(exc)))
+                return _no_chain(exc)
             return self._brief_chain(brief, arguments, "<code>%s</code>: a file created there "
                                      "would have this chain" % _h(str(exc)))
         except Refused as exc:
             if isinstance(exc, RefusedPath) or not self.gen.index.context.problems:
-                return ('<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">'
-                        'The chain</h2><p><code>%s</code></p></section>' % _h(str(exc)))
+                return _no_chain(exc)
             problems = ('<p><a href="#mj-brief-problems">Each problem</a> is listed in the '
                         'brief, which answers with the documents the index holds.</p>' if brief
                         else _diagnostic_table(self.gen.index.context.problems))
@@ -9447,8 +9444,7 @@ class UiPages:
                 brief, arguments, "The chain the brief resolved over the documents the index "
                 "holds"))
         except CapabilityError as exc:
-            return ('<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">'
-                    'The chain</h2><p><code>%s</code></p></section>' % _h(str(exc)))
+            return _no_chain(exc)
         return self._explain(value)
 
     def _brief_chain(self, brief, arguments, note):
@@ -9457,7 +9453,7 @@ class UiPages:
         left out other than for room."""
         return self._explain(dict(
             brief, provider=arguments.get("provider"), audience=arguments.get("audience"),
-            excluded=[e for e in brief["left_out"] if e["reason"] != "budget"]), note)
+            excluded=[e for e in brief["left_out"] if e["reason"] != BRIEF_BUDGET]), note)
 
     def _explain(self, value, note=None):
         """A resolution (§20.2) as the shell tool's `context explain` says it: the chain,
@@ -9536,6 +9532,12 @@ class UiPages:
         return self.html(self.layout("Capabilities", "\n".join(parts), "/capabilities"))
 
 
+def _no_chain(exc):
+    """The context page's explain where context.resolve gives no chain: why."""
+    return ('<section class="explain" aria-labelledby="mj-chain"><h2 id="mj-chain">The chain'
+            '</h2><p><code>%s</code></p></section>' % _h(str(exc)))
+
+
 def ui_pages(gen):
     return gen.memo("ui", lambda: UiPages(gen))
 
@@ -9567,6 +9569,8 @@ def peers_board(board):
     return ('<section class="peers" aria-labelledby="mj-peers" data-peers="%d"><h2 id='
             '"mj-peers">Sessions sharing this server (%d)</h2>%s</section>'
             % (board.version, listing["count"], table))
+
+
 def brief_form(path, intent):
     """The form that asks what governs a path (the context page, with the brief, §26): a
     path, and what the reader is about to do."""
@@ -9587,7 +9591,7 @@ def brief_html(value, linker=None):
     objects they name linked by `linker`, UiLinks), the related objects and what was left
     out. It renders any Brief, wherever a page shows one."""
     def link(uri, text):
-        return '<a href="%s/object?uri=%s">%s</a>' % (UI_PREFIX, _q(uri), _h(text))
+        return '<a href="%s">%s</a>' % (_h(ui_object_href_uri(uri)), _h(text))
 
     def named(ident):     # a chain document's id, linked when the linker knows it
         obj = linker.target(ident, (CONTEXT_KIND,)) if linker is not None else None
