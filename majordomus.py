@@ -3887,15 +3887,7 @@ def ranked_hits(gen, query, kind):
     """[(score rounded to 4 places, object)] of a ranked search, best first (§21). The hits
     of every kind of the last RECENT_QUERIES queries are kept: a page that asks one query
     for a kind and counts its hits by kind weighs the objects once."""
-    import _thread
-    recent, lock = gen.memo("ranked.recent", lambda: ({}, _thread.allocate_lock()))
-    hits = recent.get(query)
-    if hits is None:
-        hits = _ranked_hits(gen, query)
-        with lock:
-            if len(recent) >= RECENT_QUERIES:
-                del recent[next(iter(recent))]      # the oldest
-            recent[query] = hits
+    hits = gen.recent("ranked.recent", RECENT_QUERIES, query, lambda: _ranked_hits(gen, query))
     return list(hits) if kind is None else [hit for hit in hits if hit[1].kind == kind]
 
 
@@ -5081,6 +5073,20 @@ class Generation:
                 value = self._memo.get(name, _MISSING)
                 if value is _MISSING:
                     value = self._memo[name] = build()
+        return value
+
+    def recent(self, name, most, key, build):
+        """The value of `key` in this generation's projection `name` (a dict), built by
+        `build()` on first use; the last `most` keys built are kept, the oldest goes
+        first."""
+        kept = self.memo(name, dict)
+        value = kept.get(key, _MISSING)
+        if value is _MISSING:
+            value = build()
+            with self._memo_lock:
+                if len(kept) >= most:
+                    del kept[next(iter(kept))]
+                kept[key] = value
         return value
 
     def search_table(self):
@@ -8723,6 +8729,7 @@ UI_PLACES = ("tracks", "paths")
 _UI_FIELDS = tuple(UI_REFERENCES) + UI_PLACES
 _UI_REFERENCE_KEYS = frozenset(field.partition(".")[0] for field in UI_REFERENCES)
 UI_RENDERED = 256         # rendered bodies a generation's linker keeps
+UI_CONTEXT_KEPT = 64      # context pages a generation keeps (the last asked)
 _UI_NAME = (r"majordomus://[^\s<>()\[\]{}\"'`]+|ADR[ -]?([0-9]{1,6})(?![A-Za-z0-9_])"
             r"|[A-Za-z0-9][A-Za-z0-9_.@-]*")
 UI_ADR_SECTION = "adrs"     # the manifest's section whose files are numbered decisions
@@ -8958,9 +8965,6 @@ class UiPages:
     def __init__(self, gen):
         self.gen = gen
         self._objects = {}        # object URI -> its page (rendered on first request)
-        self._governs = {}        # a context page's arguments -> the page (the last 64)
-        import _thread
-        self._lock = _thread.allocate_lock()
 
     # -- routing ------------------------------------------------------------------------
 
@@ -8989,14 +8993,8 @@ class UiPages:
         elif path in (UI_PREFIX + "/context", UI_PREFIX + "/brief"):
             # one page: the brief with the explain beside it, kept for its arguments
             key = tuple(params.get(n, "") for n in ("path", "intent", "provider", "audience"))
-            page = self._governs.get(key)
-            if page is None:
-                page = self.context(params)
-                with self._lock:
-                    if len(self._governs) >= 64:
-                        del self._governs[next(iter(self._governs))]     # the oldest
-                    self._governs[key] = page
-            return page
+            return self.gen.recent("ui.context", UI_CONTEXT_KEPT, key,
+                                   lambda: self.context(params))
         elif path == UI_PREFIX + "/diagnostics":
             return self.html(self.gen.memo("ui.diagnostics", self.diagnostics))
         elif path == UI_PREFIX + "/capabilities":
