@@ -484,6 +484,10 @@ def read_plain(path, info=None, limit=FILE_LIMIT, what="sources", follow=False):
     return data, info
 
 
+# Why a file is not read when linked_folder finds a symlink on its way.
+LINKED_FOLDER = "a symlink is not read; the folder %s on its path is one"
+
+
 def linked_folder(root, relative, seen):
     """The first folder on the way to `relative` (`/`-separated, under the canonical
     `root`) that is a symlink, or None: nothing is read through one either (§25). `seen`
@@ -1597,8 +1601,7 @@ def read_declared(root, relative):
     anything it points at; a file that cannot be read is exit 13 (§25)."""
     folder = linked_folder(root, relative, {})
     if folder is not None:
-        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
-                    "one" % (relative, folder))
+        raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, LINKED_FOLDER % folder))
     try:
         return read_plain(native_path(root, relative), what="the layer's declarations")[0]
     except NotPlain as exc:
@@ -1796,8 +1799,7 @@ def _repository_allow_lists(root, folder):
     lists = {}
     linked = linked_folder(root, folder + "/", {})
     if linked is not None:     # (its names are not even listed)
-        raise Fatal(EXIT_CONTRACT, "%s: a symlink is not read; the folder %s on its path is "
-                    "one" % (folder, linked))
+        raise Fatal(EXIT_CONTRACT, "%s: %s" % (folder, LINKED_FOLDER % linked))
     try:
         # Every `.txt` but a folder: a link is refused by read_declared, never followed.
         names = sorted(entry.name for entry in os.scandir(native_path(root, folder))
@@ -2475,8 +2477,7 @@ def read_file(decl, path, source):
         info, failure = None, exc
     folder = linked_folder(decl.root, decl.on_disk.get(path, path), decl.folders)
     if folder is not None:
-        failure = NotPlain("symlink", "a symlink is not read; the folder %s on its path is "
-                           "one" % folder)
+        failure = NotPlain("symlink", LINKED_FOLDER % folder)
     try:
         objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
         context = False
