@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+import support  # noqa: E402
 from support import reference, reference_missing  # noqa: E402
 ORACLE_HOME = reference("oracle", "context")
 ORACLE = os.path.join(ORACLE_HOME, "bin", "majordomus")
@@ -58,19 +59,8 @@ GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
 # Our discovery reads the layer's sources file (§4.2): the fixture has none, so each
 # scratch layer gets one that discovers the policy and every Markdown file under .ai/ (the
 # shell tool walks every *.md under .ai/; with every file committed the two sets are equal).
-SOURCES = """version: 1
-sources:
-  - id: policy
-    kind: policy
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/policy.yaml'
-    required: true
-  - id: layer
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/**/*.md'
-    required: false
-"""
+SOURCES = support.sources_yaml(("policy", "policy", ":(glob).ai/repo/policy.yaml", True),
+                              ("layer", "document", ":(glob).ai/**/*.md"))
 A = ".ai/repo/areas"
 # The texts are compared on the first TEXTS questions of each case-69 and real-latest
 # situation (and the first of each generated tree): see the docstring.

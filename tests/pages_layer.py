@@ -7,64 +7,20 @@ read from ../shared: a plain clone runs the tests that use it.
     files = pages_layer.files()                  # {path: text}
     repo = support.make_repo(case, files=files, skeleton=False)
 """
+from tests import support
 
-MANIFEST = """schema: ai-repository/v1
-repo:
-  path: repo
-local:
-  path: local
-  tracked: false
-  implicit_context: false
-sections:
-  policy: repo/policy.yaml
-  profiles: repo/profiles
-  rules: repo/rules
-  prompts: repo/prompts
-  workflows: repo/workflows
-  knowledge: repo/knowledge
-  project: repo/project
-context:
-  documents: [README.md]
-"""
 
-SOURCES = """version: 1
-sources:
-  - id: policy
-    kind: policy
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/policy.yaml'
-    required: true
-  - id: profile
-    kind: profile
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/profiles/*.yaml'
-    required: false
-  - id: rule
-    kind: rule
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/rules/**/*.md'
-    required: true
-  - id: prompt
-    kind: prompt
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/prompts/*.md'
-    required: false
-  - id: workflow
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/workflows/*.md'
-    required: false
-  - id: issue
-    kind: issue
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/project/issues/*.yaml'
-    required: false
-  - id: layer
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/README.md'
-    required: false
-"""
+MANIFEST = support.manifest_yaml("policy", "profiles", "rules", "prompts", "workflows",
+                                "knowledge", "project", documents="README.md")
+
+SOURCES = support.sources_yaml(
+    ("policy", "policy", ":(glob).ai/repo/policy.yaml", True),
+    ("profile", "profile", ":(glob).ai/repo/profiles/*.yaml"),
+    ("rule", "rule", ":(glob).ai/repo/rules/**/*.md", True),
+    ("prompt", "prompt", ":(glob).ai/repo/prompts/*.md"),
+    ("workflow", "document", ":(glob).ai/repo/workflows/*.md"),
+    ("issue", "issue", ":(glob).ai/repo/project/issues/*.yaml"),
+    ("layer", "document", ":(glob).ai/README.md"))
 
 POLICY = """version: 1
 profiles:

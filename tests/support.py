@@ -191,6 +191,31 @@ def copy_layer(dst, src=LAYER):
     return dst
 
 
+# The two declarations of a layer a test writes itself, in the shape of the test layer: the
+# repo/ and local/ halves, each section at repo/<name> (the policy at repo/policy.yaml).
+def manifest_yaml(*sections, documents=None):
+    """.ai/manifest.yaml naming `sections` in that order; `documents`: the file name the
+    context documents carry (context.documents)."""
+    text = ("schema: ai-repository/v1\nrepo:\n  path: repo\nlocal:\n  path: local\n"
+            "  tracked: false\n  implicit_context: false\nsections:\n") + "".join(
+        "  %s: repo/%s\n" % (name, "policy.yaml" if name == "policy" else name)
+        for name in sections)
+    if documents:
+        text += "context:\n  documents: [%s]\n" % documents
+    return text
+
+
+def source_class(cid, kind, pathspec, required=False):
+    """One class of .ai/repo/knowledge/sources.yaml, discovered through git."""
+    return ("  - id: %s\n    kind: %s\n    discovery: vcs\n    pathspec: '%s'\n"
+            "    required: %s\n" % (cid, kind, pathspec, "true" if required else "false"))
+
+
+def sources_yaml(*classes):
+    """.ai/repo/knowledge/sources.yaml of `classes`, each (id, kind, pathspec[, required])."""
+    return "version: 1\nsources:\n" + "".join(source_class(*c) for c in classes)
+
+
 def make_repo(testcase, files=None, skeleton=True, commit=True, git_init=True, name="repo"):
     """A scratch repository under a temp dir: the test layer (tests/fixtures/layer, unless
     skeleton is False) plus files, committed."""

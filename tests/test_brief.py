@@ -18,54 +18,15 @@ from tests import support
 
 import majordomus as mj
 
-MANIFEST = """schema: ai-repository/v1
-repo:
-  path: repo
-local:
-  path: local
-  tracked: false
-  implicit_context: false
-sections:
-  policy: repo/policy.yaml
-  profiles: repo/profiles
-  rules: repo/rules
-  knowledge: repo/knowledge
-context:
-  documents: [README.md]
-"""
-SOURCES = """version: 1
-sources:
-  - id: policy
-    kind: policy
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/policy.yaml'
-    required: true
-  - id: profile
-    kind: profile
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/profiles/*.yaml'
-    required: false
-  - id: rule
-    kind: rule
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/rules/**/*.md'
-    required: false
-  - id: root
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/*.md'
-    required: false
-  - id: repo
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/*.md'
-    required: false
-  - id: areas
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/areas/**/*.md'
-    required: false
-"""
+MANIFEST = support.manifest_yaml("policy", "profiles", "rules", "knowledge",
+                                documents="README.md")
+SOURCES = support.sources_yaml(
+    ("policy", "policy", ":(glob).ai/repo/policy.yaml", True),
+    ("profile", "profile", ":(glob).ai/repo/profiles/*.yaml"),
+    ("rule", "rule", ":(glob).ai/repo/rules/**/*.md"),
+    ("root", "document", ":(glob).ai/*.md"),
+    ("repo", "document", ":(glob).ai/repo/*.md"),
+    ("areas", "document", ":(glob).ai/repo/areas/**/*.md"))
 POLICY = """version: 1
 context:
   builder_budget_lines: %d

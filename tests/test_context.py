@@ -18,19 +18,8 @@ import majordomus as mj
 # in the shape of the shell tool's fixture-69): a manifest naming README.md as the context
 # documents, a policy and three READMEs (ai.layer final, ai.repo, ai.repo.rules).
 CONTEXT_LAYER = os.path.join(support.ROOT, "tests", "fixtures", "context")
-SOURCES = """version: 1
-sources:
-  - id: policy
-    kind: policy
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/policy.yaml'
-    required: true
-  - id: layer
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob).ai/**/*.md'
-    required: false
-"""
+SOURCES = support.sources_yaml(("policy", "policy", ":(glob).ai/repo/policy.yaml", True),
+                              ("layer", "document", ":(glob).ai/**/*.md"))
 SEEDED = ["ai.layer", "ai.repo", "ai.repo.rules"]
 A = ".ai/repo/areas"
 

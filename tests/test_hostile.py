@@ -29,42 +29,14 @@ RULE = ".ai/repo/rules/alpha.md"
 RULE_URI = "majordomus://rule/project.alpha@1"
 NOTE_URI = "majordomus://note/plain"
 
-GOOD_MANIFEST = """schema: ai-repository/v1
-repo:
-  path: repo
-local:
-  path: local
-  tracked: false
-  implicit_context: false
-sections:
-  rules: repo/rules
-  knowledge: repo/knowledge
-"""
+GOOD_MANIFEST = support.manifest_yaml("rules", "knowledge")
 LAYER = {
     MANIFEST: GOOD_MANIFEST,
-    SOURCES: """version: 1
-sources:
-  - id: rule
-    kind: rule
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/rules/*.md'
-    required: false
-  - id: note
-    kind: note
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/notes/*.yaml'
-    required: false
-  - id: deep
-    kind: deep
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/notes/deep/*.yaml'
-    required: false
-  - id: versioned
-    kind: versioned
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/versioned/*.yaml'
-    required: false
-""",
+    SOURCES: support.sources_yaml(
+        ("rule", "rule", ":(glob).ai/repo/rules/*.md"),
+        ("note", "note", ":(glob).ai/repo/notes/*.yaml"),
+        ("deep", "deep", ":(glob).ai/repo/notes/deep/*.yaml"),
+        ("versioned", "versioned", ":(glob).ai/repo/versioned/*.yaml")),
     KINDS: """schema: majordomus-kinds/v1
 kinds:
   note:
@@ -975,11 +947,9 @@ class DigitNamesTest(unittest.TestCase):
     answers, the object's own too (each page that links was 500 before)."""
 
     def test_pages_of_names_ending_in_other_digits(self):
-        manifest = GOOD_MANIFEST + "  adrs: repo/adrs\n"
-        sources = ("version: 1\nsources:\n" + "".join(
-            "  - id: %s\n    kind: document\n    discovery: vcs\n    pathspec: '%s'\n"
-            "    required: false\n" % pair for pair in (
-                ("notes", ":(glob)notes/*"), ("adrs", ":(glob).ai/repo/adrs/*.md"))))
+        manifest = support.manifest_yaml("knowledge", "adrs")
+        sources = support.sources_yaml(("notes", "document", ":(glob)notes/*"),
+                                       ("adrs", "document", ":(glob).ai/repo/adrs/*.md"))
         repo = support.make_repo(self, files={
             MANIFEST: manifest, SOURCES: sources, "notes/a@\u00b2": "# Sup\n\nsup\n",
             ".ai/repo/adrs/\u0663-ind.md": "# Ind\n\nind\n"}, skeleton=False)

@@ -38,29 +38,11 @@ SKELETON_SECTIONS = {
     "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
 }
 
-BASE_MANIFEST = """schema: ai-repository/v1
-repo:
-  path: repo
-local:
-  path: local
-  tracked: false
-  implicit_context: false
-sections:
-  policy: repo/policy.yaml
-  profiles: repo/profiles
-  rules: repo/rules
-  prompts: repo/prompts
-  skills: repo/skills
-  workflows: repo/workflows
-  knowledge: repo/knowledge
-  adrs: repo/adrs
-  project: repo/project
-"""
+BASE_MANIFEST = support.manifest_yaml("policy", "profiles", "rules", "prompts", "skills",
+                                     "workflows", "knowledge", "adrs", "project")
 
 
-def cls_entry(cid, kind, pathspec, required=False):
-    return ("  - id: %s\n    kind: %s\n    discovery: vcs\n    pathspec: '%s'\n"
-            "    required: %s\n" % (cid, kind, pathspec, "true" if required else "false"))
+cls_entry = support.source_class
 
 
 def skeleton_sources(*extra):

@@ -71,24 +71,10 @@ PROMPTS = {
 EXTRA_FILES = {"%s/%s.md" % (PROMPT_DIR, name): spec[0]
                for name, spec in PROMPTS.items() if name != "continue"}
 
-NO_PROMPT_SOURCES = """version: 1
-sources:
-  - id: policy
-    kind: policy
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/policy.yaml'
-    required: true
-  - id: rule
-    kind: rule
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/rules/**/*.md'
-    required: true
-  - id: readme
-    kind: document
-    discovery: vcs
-    pathspec: ':(glob)*.md'
-    required: false
-"""
+NO_PROMPT_SOURCES = support.sources_yaml(
+    ("policy", "policy", ":(glob).ai/repo/policy.yaml", True),
+    ("rule", "rule", ":(glob).ai/repo/rules/**/*.md", True),
+    ("readme", "document", ":(glob)*.md"))
 
 NOTE_SOURCE = """
   - id: note

@@ -33,31 +33,9 @@ LINUX = sys.platform.startswith("linux")
 BRIDGE_EXTRA = 3 * 1024
 COMPILED_EXTRA = 10 * 1024
 
-MANIFEST = """schema: ai-repository/v1
-repo:
-  path: repo
-local:
-  path: local
-  tracked: false
-  implicit_context: false
-sections:
-  rules: repo/rules
-  prompts: repo/prompts
-  knowledge: repo/knowledge
-"""
-SOURCES = """version: 1
-sources:
-  - id: rule
-    kind: rule
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/rules/**/*.md'
-    required: false
-  - id: prompt
-    kind: prompt
-    discovery: vcs
-    pathspec: ':(glob).ai/repo/prompts/*.md'
-    required: false
-"""
+MANIFEST = support.manifest_yaml("rules", "prompts", "knowledge")
+SOURCES = support.sources_yaml(("rule", "rule", ":(glob).ai/repo/rules/**/*.md"),
+                              ("prompt", "prompt", ":(glob).ai/repo/prompts/*.md"))
 
 
 def rule(name, title, body="Body.\n"):
