@@ -945,6 +945,29 @@ class ScalarsTest(Checks, unittest.TestCase):
 # §3.4
 # --------------------------------------------------------------------------------------------
 
+def policy_key_paths(finish_requires):
+    """The key paths (§3.4) of a policy in the skeleton's shape: the test layer's and the
+    reference skeleton's differ only in how many `finish_requires` entries they list."""
+    return ([
+        "version", "context.always_loaded_budget_lines", "context.builder_budget_lines",
+        "context.recent_decisions", "context.max_list_items", "context.strategy",
+        "context.transcript_is_state", "profiles.default", "profiles.checkpoint_interval_default",
+        "verification.required_for_changes"]
+        + ["verification.finish_requires.%d" % i for i in range(finish_requires)]
+        + ["checkpoint.max_body_lines", "checkpoint.retention_max_files"]
+        + ["handover.required_sections.%d" % i for i in range(3)]
+        + ["handover.retention_max_files", "ledger.retention_max_lines",
+           "benchmark.samples", "benchmark.warmup", "benchmark.regression.p50",
+           "benchmark.regression.p95", "benchmark.regression.p99",
+           "benchmark.budget.doctor_ms", "benchmark.budget.watch_ms",
+           "enforcement.0.name", "enforcement.0.path", "enforcement.0.args.0",
+           "enforcement.0.wired_by", "enforcement.1.name", "enforcement.1.path",
+           "enforcement.1.args.0", "enforcement.1.args.1", "enforcement.1.wired_by",
+           "projections.0.provider", "projections.0.target", "projections.0.always_loaded",
+           "projections.1.provider", "projections.1.target",
+           "projections.2.provider", "projections.2.target"])
+
+
 class ViewsTest(Checks, unittest.TestCase):
     mod = majordomus
 
@@ -989,24 +1012,7 @@ class ViewsTest(Checks, unittest.TestCase):
             {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
             {"provider": "claude-code", "target": "CLAUDE.md"},
             {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), [
-            "version", "context.always_loaded_budget_lines", "context.builder_budget_lines",
-            "context.recent_decisions", "context.max_list_items", "context.strategy",
-            "context.transcript_is_state", "profiles.default", "profiles.checkpoint_interval_default",
-            "verification.required_for_changes"]
-            + ["verification.finish_requires.%d" % i for i in range(3)]
-            + ["checkpoint.max_body_lines", "checkpoint.retention_max_files"]
-            + ["handover.required_sections.%d" % i for i in range(3)]
-            + ["handover.retention_max_files", "ledger.retention_max_lines",
-               "benchmark.samples", "benchmark.warmup", "benchmark.regression.p50",
-               "benchmark.regression.p95", "benchmark.regression.p99",
-               "benchmark.budget.doctor_ms", "benchmark.budget.watch_ms",
-               "enforcement.0.name", "enforcement.0.path", "enforcement.0.args.0",
-               "enforcement.0.wired_by", "enforcement.1.name", "enforcement.1.path",
-               "enforcement.1.args.0", "enforcement.1.args.1", "enforcement.1.wired_by",
-               "projections.0.provider", "projections.0.target", "projections.0.always_loaded",
-               "projections.1.provider", "projections.1.target",
-               "projections.2.provider", "projections.2.target"])
+        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(3))
 
     def test_layer_rule_front_matter(self):
         """A front matter with flow lists, a blank line and a nested mapping of its own."""
@@ -1060,24 +1066,7 @@ class ViewsTest(Checks, unittest.TestCase):
             {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
             {"provider": "claude-code", "target": "CLAUDE.md"},
             {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), [
-            "version", "context.always_loaded_budget_lines", "context.builder_budget_lines",
-            "context.recent_decisions", "context.max_list_items", "context.strategy",
-            "context.transcript_is_state", "profiles.default", "profiles.checkpoint_interval_default",
-            "verification.required_for_changes"]
-            + ["verification.finish_requires.%d" % i for i in range(5)]
-            + ["checkpoint.max_body_lines", "checkpoint.retention_max_files"]
-            + ["handover.required_sections.%d" % i for i in range(3)]
-            + ["handover.retention_max_files", "ledger.retention_max_lines",
-               "benchmark.samples", "benchmark.warmup", "benchmark.regression.p50",
-               "benchmark.regression.p95", "benchmark.regression.p99",
-               "benchmark.budget.doctor_ms", "benchmark.budget.watch_ms",
-               "enforcement.0.name", "enforcement.0.path", "enforcement.0.args.0",
-               "enforcement.0.wired_by", "enforcement.1.name", "enforcement.1.path",
-               "enforcement.1.args.0", "enforcement.1.args.1", "enforcement.1.wired_by",
-               "projections.0.provider", "projections.0.target", "projections.0.always_loaded",
-               "projections.1.provider", "projections.1.target",
-               "projections.2.provider", "projections.2.target"])
+        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(5))
 
     def test_reference_skeleton_rule_front_matter(self):
         meta, body = majordomus.split_front_matter(read(reference_skeleton(
