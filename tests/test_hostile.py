@@ -752,13 +752,17 @@ SAME_ORIGIN = {"Accept": "text/event-stream", "Sec-Fetch-Site": "same-origin",
 
 
 class EventSlotsTest(unittest.TestCase):
-    def test_a_cross_site_page_cannot_take_the_slots(self):
-        repo = layer_repo(self)
-        srv = support.HttpServer(repo)
+    """Each test on a `serve` of its own (its slots counted from none), the streams it
+    opened (`held`) closed after it."""
+
+    def setUp(self):
+        srv = support.HttpServer(layer_repo(self))
         self.addCleanup(srv.stop)
-        port = srv.port
-        held = []
-        self.addCleanup(lambda: [s.close() for s in held])
+        self.port, self.held = srv.port, []
+        self.addCleanup(lambda: [s.close() for s in self.held])
+
+    def test_a_cross_site_page_cannot_take_the_slots(self):
+        port, held = self.port, self.held
         # <img src="http://xN.localhost:PORT/ui/events"> on a hostile page, 20 times
         for n in range(20):
             host = "x%d.localhost:%d" % (n, port)
@@ -780,12 +784,7 @@ class EventSlotsTest(unittest.TestCase):
         held.append(s)
 
     def test_slots_are_counted_per_client_and_host(self):
-        repo = layer_repo(self)
-        srv = support.HttpServer(repo)
-        self.addCleanup(srv.stop)
-        port = srv.port
-        held = []
-        self.addCleanup(lambda: [s.close() for s in held])
+        port, held = self.port, self.held
         host = "x1.localhost:%d" % port
         statuses = []
         for _ in range(18):
