@@ -27,7 +27,6 @@ each failure, then `fuzz: N examples over T targets (seed S): F failures`. Every
 finds becomes a named regression test in tests/test_hostile.py (FuzzFoundTest).
 """
 import argparse
-import html.parser
 import json
 import os
 import re
@@ -49,7 +48,7 @@ from hypothesis.errors import HypothesisWarning  # noqa: E402
 import majordomus as m  # noqa: E402
 from tests import support  # noqa: E402
 from tests.test_hostile import LAYER  # noqa: E402
-from tests.test_markdown import ATTRIBUTES, STYLES, TAGS  # noqa: E402
+from tests.test_markdown import ATTRIBUTES, STYLES, TAGS, TagAudit  # noqa: E402
 
 SEED = 20251205
 EXAMPLES = {"subset-text": 1500, "subset-tree": 500, "jsonrpc": 1500, "http-head": 1500,
@@ -385,29 +384,9 @@ MARKDOWN = st.one_of(st.text(max_size=300), st.lists(st.sampled_from(MD_PIECES),
                                                      max_size=40).map("".join))
 
 
-class _Tags(html.parser.HTMLParser):
-    def __init__(self):
-        html.parser.HTMLParser.__init__(self, convert_charrefs=True)
-        self.tags = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    handle_startendtag = handle_starttag
-
-    def handle_comment(self, data):
-        self.tags.append(("<!--", {}))
-
-    def handle_decl(self, decl):
-        self.tags.append(("<!", {}))
-
-    def handle_pi(self, data):
-        self.tags.append(("<?", {}))
-
-
 def check_markdown(text):
     out = m.render_markdown(text)
-    audit = _Tags()
+    audit = TagAudit()
     audit.feed(out)
     audit.close()
     for tag, attrs in audit.tags:

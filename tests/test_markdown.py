@@ -36,7 +36,10 @@ OWN_TAG = re.compile(r'</?[a-z0-9]+(?: [a-z]+="[^"<>\']*")*>')
 ENTITY = re.compile(r"&(?:amp|lt|gt|quot|#39);")
 
 
-class _Audit(html.parser.HTMLParser):
+class TagAudit(html.parser.HTMLParser):
+    """The tags of a fragment with their attributes, and any comment, declaration or
+    processing instruction (none may come out of the renderer); tests/fuzz.py uses it too."""
+
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.tags = []
@@ -60,7 +63,7 @@ class _Audit(html.parser.HTMLParser):
 class Case(unittest.TestCase):
     def assertSafe(self, out):
         """Only the renderer's own tags and attributes, and only allowed link targets."""
-        audit = _Audit()
+        audit = TagAudit()
         audit.feed(out)
         audit.close()
         for tag, attrs in audit.tags:
