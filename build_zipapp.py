@@ -148,25 +148,10 @@ CODE_STRINGS = ("co_consts", "co_names", "co_varnames", "co_freevars", "co_cellv
 
 
 def build(output):
-    # A unique temporary beside the target, renamed into place: concurrent builds never
-    # leave a truncated archive where a running test looks for it.
-    handle, temporary = tempfile.mkstemp(prefix=".majordomus-", suffix=".pyz",
-                                         dir=os.path.dirname(os.path.abspath(output)))
-    with os.fdopen(handle, "wb") as raw:
-        raw.write(b"#!/usr/bin/env python3\n")
-        with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for name, data in entries():
-                info = zipfile.ZipInfo(name, date_time=STAMP)
-                # What a start reads (the bytecode, the data) is stored, not deflated;
-                # only the source, read when an interpreter cannot use the bytecode, is.
-                info.compress_type = (zipfile.ZIP_DEFLATED if name.endswith(".py")
-                                      else zipfile.ZIP_STORED)
-                info.external_attr = 0o644 << 16
-                info.create_system = 3
-                archive.writestr(info, data)
-    os.chmod(temporary, 0o755)
-    os.replace(temporary, output)
-    return output
+    # What a start reads (the bytecode, the data) is stored, not deflated; only the source,
+    # read when an interpreter cannot use the bytecode, is.
+    return write_zip(output, entries(), head=b"#!/usr/bin/env python3\n", mode=0o755,
+                     deflated=lambda name: name.endswith(".py"))
 
 
 def compact(value):
@@ -245,20 +230,24 @@ def mcpb_manifest(info):
     }
 
 
-def write_zip(output, members):
-    """A zip of (name, bytes), reproducibly (fixed time and permissions), renamed into
-    place."""
+def write_zip(output, members, head=b"", mode=0o644, deflated=lambda name: True):
+    """A zip of (name, bytes) after `head`, reproducibly (fixed time and permissions), each
+    member deflated where `deflated(name)` says, else stored; written to a unique temporary
+    beside `output` and renamed into place (concurrent builds never leave a truncated file
+    where a running test looks for it)."""
     handle, temporary = tempfile.mkstemp(prefix=".majordomus-", suffix=".zip",
                                          dir=os.path.dirname(os.path.abspath(output)))
     with os.fdopen(handle, "wb") as raw:
+        raw.write(head)
         with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for name, data in members:
                 info = zipfile.ZipInfo(name, date_time=STAMP)
-                info.compress_type = zipfile.ZIP_DEFLATED
+                info.compress_type = (zipfile.ZIP_DEFLATED if deflated(name)
+                                      else zipfile.ZIP_STORED)
                 info.external_attr = 0o644 << 16
                 info.create_system = 3
                 archive.writestr(info, data)
-    os.chmod(temporary, 0o644)
+    os.chmod(temporary, mode)
     os.replace(temporary, output)
     return output
 
