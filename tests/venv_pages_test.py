@@ -14,15 +14,12 @@ of every new page at 1280 and 390 px, light and dark (MAJORDOMUS_SCREENSHOTS=DIR
 each path is printed on a line `screenshot: PATH`).
 """
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 from urllib.parse import parse_qs, quote, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import browser  # noqa: E402
 import pages_layer as layer  # noqa: E402
 import support  # noqa: E402
 import venv_ui_test as ui  # noqa: E402
@@ -49,20 +46,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
         cls.broken_repo = support.make_repo(scope, files=layer.files(
             {layer.PATHS["project"]: broken}), skeleton=False, name="broken")
         cls.broken = cls.serve(cls.broken_repo)
-        keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
-        scratch = tempfile.mkdtemp(prefix="mj-pages-")
-        cls.addClassCleanup(shutil.rmtree, scratch, True)
-        cls.shots = os.path.abspath(keep) if keep else os.path.join(scratch, "screenshots")
-        os.makedirs(cls.shots, exist_ok=True)
-        cls.tools, cls.why = browser.tools()
-        if cls.tools:
-            try:
-                cls.page = browser.Browser(chromium=cls.tools["chromium"],
-                                           chromedriver=cls.tools["chromedriver"])
-            except browser.Unavailable as exc:
-                cls.tools, cls.why = None, str(exc)
-            else:
-                cls.addClassCleanup(cls.page.close)
+        ui.open_browser(cls, "mj-pages-")
 
     setUp = ui.UiBrowserTest.setUp
     url = ui.UiBrowserTest.url

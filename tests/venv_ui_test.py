@@ -171,6 +171,26 @@ class Servers:
         return server
 
 
+def open_browser(cls, prefix):
+    """A browser test class's screenshots folder (MAJORDOMUS_SCREENSHOTS when set, else a
+    scratch one) and its one headless Chromium for the whole class: cls.shots, cls.tools,
+    cls.why (why there is none) and cls.page, each closed with the class."""
+    keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    cls.addClassCleanup(shutil.rmtree, scratch, True)
+    cls.shots = os.path.abspath(keep) if keep else os.path.join(scratch, "screenshots")
+    os.makedirs(cls.shots, exist_ok=True)
+    cls.tools, cls.why = browser.tools()
+    if cls.tools:
+        try:
+            cls.page = browser.Browser(chromium=cls.tools["chromium"],
+                                       chromedriver=cls.tools["chromedriver"])
+        except browser.Unavailable as exc:
+            cls.tools, cls.why = None, str(exc)
+        else:
+            cls.addClassCleanup(cls.page.close)
+
+
 class UiBrowserTest(Servers, unittest.TestCase):
     """The pages, driven in one headless Chromium (one session for the whole class)."""
 
@@ -187,20 +207,7 @@ class UiBrowserTest(Servers, unittest.TestCase):
         cls.degraded = cls.serve(cls.degraded_repo)
         cls.still_repo = support.make_repo(scope, files={TICKER_PATH: ticker("one")})
         cls.still = cls.serve(cls.still_repo, "--no-watch")
-        keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
-        scratch = tempfile.mkdtemp(prefix="mj-ui-")
-        cls.addClassCleanup(shutil.rmtree, scratch, True)
-        cls.shots = os.path.abspath(keep) if keep else os.path.join(scratch, "screenshots")
-        os.makedirs(cls.shots, exist_ok=True)
-        cls.tools, cls.why = browser.tools()
-        if cls.tools:
-            try:
-                cls.page = browser.Browser(chromium=cls.tools["chromium"],
-                                           chromedriver=cls.tools["chromedriver"])
-            except browser.Unavailable as exc:
-                cls.tools, cls.why = None, str(exc)
-            else:
-                cls.addClassCleanup(cls.page.close)
+        open_browser(cls, "mj-ui-")
 
     def setUp(self):
         if not self.tools:
