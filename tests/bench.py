@@ -2454,19 +2454,7 @@ def section_ui(table, big, reps, runs, old_pyz, old_reason):
                         return path
                     uri = "majordomus://rule/project.gen-%05d@1" % ((i * 7919 + 5) % GEN_RULES)
                     return "/ui/object?uri=" + urllib.parse.quote(uri, safe="")
-                times, first, size, err = [], None, 0, None
-                for i in range(1 + reps):
-                    t0 = time.perf_counter()
-                    status, body, _ = http_get(conn, path_of(i))
-                    t = time.perf_counter() - t0
-                    if status != 200 or b"<html" not in body[:400].lower():
-                        err = "HTTP %d: %s" % (status, first_line(body))
-                        break
-                    if i == 0:
-                        first = t
-                    else:
-                        times.append(t)
-                    size = len(body)
+                times, first, size, err = time_gets(conn, path_of, reps)
                 if err:
                     table.na(name, err, target)
                     continue
@@ -2536,6 +2524,25 @@ def section_ui(table, big, reps, runs, old_pyz, old_reason):
                "read (stderr polled every 2 ms)")
 
 
+def time_gets(conn, path_of, reps, is_page=lambda path: True):
+    """GET path_of(i) for i in 0..reps on one connection: (the times after the first, the
+    first, the last body's size, None), or the error that stopped it (an answer not 200,
+    or not a page where `is_page(path)`) in the last place."""
+    times, first, size = [], None, 0
+    for i in range(1 + reps):
+        t0 = time.perf_counter()
+        status, body, _ = http_get(conn, path_of(i))
+        t = time.perf_counter() - t0
+        if status != 200 or (b"<html" not in body[:400].lower() and is_page(path_of(i))):
+            return times, first, size, "HTTP %d: %s" % (status, first_line(body))
+        if i == 0:
+            first = t
+        else:
+            times.append(t)
+        size = len(body)
+    return times, first, size, None
+
+
 def section_pages_real(table, real, reps):
     """Issue 28: every page of §22 on real-latest (its tracks stood in for, so that its
     context tree validates), over one keep-alive connection: p50 / p95 after each page's
@@ -2598,8 +2605,8 @@ def section_pages_real(table, real, reps):
                  lambda i: "/api/v1/brief?path=" + q(one))]
         medians = {}
         for name, path_of in rows:
-            times, first, size, err = [], None, 0, None
             if isinstance(path_of, list):
+                times, err = [], None
                 for path in path_of:
                     t0 = time.perf_counter()
                     status, body, _ = http_get(conn, path)
@@ -2613,19 +2620,8 @@ def section_pages_real(table, real, reps):
                     medians[name] = p50(times)
                     table.row(name, lat(times), target, p50(times) <= limit)
                 continue
-            for i in range(1 + reps):
-                t0 = time.perf_counter()
-                status, body, _ = http_get(conn, path_of(i))
-                t = time.perf_counter() - t0
-                if status != 200 or (b"<html" not in body[:400].lower()
-                                     and "/api/" not in path_of(i)):
-                    err = "HTTP %d: %s" % (status, first_line(body))
-                    break
-                if i == 0:
-                    first = t
-                else:
-                    times.append(t)
-                size = len(body)
+            times, first, size, err = time_gets(conn, path_of, reps,
+                                                lambda path: "/api/" not in path)
             if err:
                 table.na(name, err, target)
                 continue
