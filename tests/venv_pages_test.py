@@ -53,6 +53,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
     open = ui.UiBrowserTest.open
     assert_nothing_ran = ui.UiBrowserTest.assert_nothing_ran
     assert_inert = ui.UiBrowserTest.assert_inert
+    axe_serious = ui.UiBrowserTest.axe_serious
 
     def here(self):
         """(path, {parameter: value}) of the page the browser shows."""
@@ -174,22 +175,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
                 ("overview", "/ui/", self.server)]
 
     def test_axe_finds_nothing_serious(self):
-        serious = []
-        sys.stderr.write("\n")
-        for dark in (False, True):
-            self.page.set_scheme(dark)
-            scheme = "dark" if dark else "light"
-            for name, path, server in self.pages():
-                self.open(path, server)
-                violations = self.page.axe(self.tools["axe"])
-                bad = [v for v in violations if v["impact"] in ui.SERIOUS]
-                sys.stderr.write("axe: %s %s: %d violation(s), %d serious or critical%s\n" % (
-                    name, scheme, len(violations), len(bad), "".join(
-                        "\n  %s %s: %s (%s)" % (v["impact"], v["id"], v["help"],
-                                               ", ".join(v["nodes"][:3])) for v in violations)))
-                serious += ["%s %s: %s %s %s" % (name, scheme, v["impact"], v["id"], v["nodes"])
-                            for v in bad]
-        self.assertEqual(serious, [])
+        self.assertEqual(self.axe_serious(), [])
 
     def test_screenshots_wide_and_narrow_light_and_dark(self):
         overflow = []

@@ -497,7 +497,9 @@ class UiBrowserTest(Servers, unittest.TestCase):
                 ("not-found", "/ui/object?uri=" + quote("majordomus://rule/none@1"),
                  self.server)]
 
-    def test_axe_finds_nothing_serious(self):
+    def axe_serious(self):
+        """Every page of self.pages() checked by axe in light and dark (each page's count
+        written to stderr): the serious or critical violations, as lines."""
         serious = []
         sys.stderr.write("\n")
         for dark in (False, True):
@@ -513,6 +515,10 @@ class UiBrowserTest(Servers, unittest.TestCase):
                                                ", ".join(v["nodes"][:3])) for v in violations)))
                 serious += ["%s %s: %s %s %s" % (name, scheme, v["impact"], v["id"], v["nodes"])
                             for v in bad]
+        return serious
+
+    def test_axe_finds_nothing_serious(self):
+        serious = self.axe_serious()
         self.assertTrue(self.page.axe_version, "axe did not say its version")
         self.assertEqual(serious, [])
 
