@@ -2171,17 +2171,10 @@ def section_context(table, repo, label, reps, firsts):
             table.na(name, str(e))
         return
     deepest = sorted(targets, key=lambda t: (-t.count("/"), t))
-    firsts_t, sample = [], None
     session = None
     try:
-        for k in range(firsts):
-            if session is not None:
-                session.close()
-            session = open_session([PYTHON, PYZ, "mcp"], repo)
-            session.call("tools/list")
-            t, value = session.tool("majordomus_context", {"path": deepest[k % len(deepest)]})
-            firsts_t.append(t)
-            sample = value
+        firsts_t, sample, session = first_calls(repo, "majordomus_context", lambda k: {
+            "path": deepest[k % len(deepest)]}, firsts)
         table.row(first_name, "median %s, max %s (n=%d; %d documents in the chain)" % (
             fmt_ms(p50(firsts_t)), fmt_ms(max(firsts_t)), len(firsts_t),
             len(sample.get("documents", []))), "<= 20 ms", p50(firsts_t) <= 0.020)
@@ -2210,6 +2203,26 @@ def section_context(table, repo, label, reps, firsts):
             session.close()
 
 
+def first_calls(repo, tool, arguments_of, count):
+    """The first call of `tool` in a generation, `count` times, each in a fresh `mcp`
+    session after tools/list (arguments_of(k) the k-th's arguments): (their times, the last
+    answer, the last session, still open; every other is closed, also on failure)."""
+    times, value, session = [], None, None
+    try:
+        for k in range(count):
+            if session is not None:
+                session.close()
+            session = open_session([PYTHON, PYZ, "mcp"], repo)
+            session.call("tools/list")
+            t, value = session.tool(tool, arguments_of(k))
+            times.append(t)
+    except BaseException:
+        if session is not None:
+            session.close()
+        raise
+    return times, value, session
+
+
 BRIEF_INTENTS = ["add a rule about commit messages", "fix a bug in the handover",
                  "write a new test", None, "change the checkpoint interval"]
 
@@ -2235,15 +2248,9 @@ def section_brief(table, repo, label, reps, firsts, first_goal, goal):
         if intent:
             out["intent"] = intent
         return out
-    firsts_t, sample, session = [], None, None
+    session = None
     try:
-        for k in range(firsts):
-            if session is not None:
-                session.close()
-            session = open_session([PYTHON, PYZ, "mcp"], repo)
-            session.call("tools/list")
-            t, sample = session.tool("majordomus_brief", arguments(k))
-            firsts_t.append(t)
+        firsts_t, sample, session = first_calls(repo, "majordomus_brief", arguments, firsts)
         text = "median %s, max %s (n=%d; %d of %d lines, %d rules)" % (
             fmt_ms(p50(firsts_t)), fmt_ms(max(firsts_t)), len(firsts_t),
             sample["used_lines"], sample["budget_lines"], len(sample["rules"]))
