@@ -4187,9 +4187,9 @@ def _fit(value, docs, rules, named, related):
         heads = {id(doc): 0 for doc in specific
                  if state.take(3 + (1 if doc["body"] else 0), "documents")}
         shown_related = [hit for hit in related if state.take(1, "related")]
-        cut = _run(rules, 0, blocking, skip, state, shown)
+        cut = _run(0, blocking, skip, state, shown)
         _fill_bodies(specific, heads, state)
-        rest = _run(rules, blocking, len(rules), skip, state, shown)
+        rest = _run(blocking, len(rules), skip, state, shown)
         listed = set(shown)
         dropped_rules = [rules[n] for n in marked if n not in listed]
         for begin, end in ((cut, blocking), (rest, len(rules))):
@@ -4231,7 +4231,7 @@ class _Room:
         return True
 
 
-def _run(rules, begin, end, skip, room, shown):
+def _run(begin, end, skip, room, shown):
     """List the rules begin..end that `skip` does not hold while a line is left; where the
     listing stopped."""
     n = begin
@@ -6662,7 +6662,7 @@ def _error_message(body):
         return "HTTP error"
 
 
-def probe(fields, root, timeout=PROBE_SECONDS):
+def probe(fields, timeout=PROBE_SECONDS):
     """§27: the root the lease's owner names in its answer to GET /api/v1/repository, or
     None when it does not answer (within `timeout` for each step) with a report."""
     try:
@@ -6735,7 +6735,7 @@ def switch_to_owner(fields, root, options, replay):
     done.acquire()
 
     def ask():
-        answered.append(probe(fields, root, PROBE_GRACE))
+        answered.append(probe(fields, PROBE_GRACE))
         done.release()
     _thread.start_new_thread(ask, ())
     try:
