@@ -2900,14 +2900,21 @@ def check_context_contract(metadata):
         fail("supersedes is for composition replace only (composition is %s)" % composition)
 
 
+def policy_object(decl, results):
+    """The object read from the file the manifest's policy section names (served or not),
+    or None."""
+    result = results.get(decl.manifest.sections.get("policy"))
+    return result.objects[0] if result is not None and result.objects else None
+
+
 def policy_providers(decl, results):
     """The provider names the policy's projections declare, in order (§20.1), read from
     the policy object of this index (none when the policy is not one)."""
-    result = results.get(decl.manifest.sections.get("policy"))
-    if result is None or not result.objects:
+    policy = policy_object(decl, results)
+    if policy is None:
         return []
     names = []
-    for projection in result.objects[0].metadata.get("projections") or ():
+    for projection in policy.metadata.get("projections") or ():
         name = render_scalar(projection.get("provider")) if isinstance(projection, dict) else None
         if not name:
             break
@@ -4061,8 +4068,7 @@ def _brief_policy(gen):
     else 300; the default profile {uri, title} the policy's profiles.default names, or
     None), once per generation."""
     def build():
-        result = gen.index.results.get(gen.decl.manifest.sections.get("policy"))
-        policy = result.objects[0] if result is not None and result.objects else None
+        policy = policy_object(gen.decl, gen.index.results)
         meta = policy.metadata if policy is not None and policy.uri in gen.index.by_uri else {}
         least, default, most = BRIEF_LINES
         context, profiles = meta.get("context"), meta.get("profiles")
