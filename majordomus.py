@@ -15,8 +15,9 @@ section after the first):
   4. root, manifest, sources        a generation             18. HTTP connections, /mcp
   5. discovery, git             11. resolution               19. CLI projections
   6. the index                  12. the live layer           20. entry point
-  7. context documents (§20)    13. the shared server (§27)
-                                14. MCP: one dispatch, two protocol eras, stdio
+  7. context documents (§20)    13. the shared server (§27),
+                                    the stdio loop
+                                14. MCP: one dispatch, two protocol eras
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
 session (JSON goes through the json module's C half; a regular expression is compiled
@@ -6084,7 +6085,8 @@ def _read_changed(old, new, uri):
 # ---------------------------------------------------------------------------------------
 # 13. The shared server (§27): one server per repository root, found through a lease
 #     outside the repository; the board of its sessions (peers); bridges that forward a
-#     client's frames to the owner, and a takeover when the owner dies.
+#     client's frames to the owner, and a takeover when the owner dies; the stdio loop
+#     of `mcp` (StdioLoop), whoever answers it.
 # ---------------------------------------------------------------------------------------
 #
 # Design.
@@ -7235,7 +7237,7 @@ def answer_guarded(live, session, line):
 # ---------------------------------------------------------------------------------------
 # 14. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
 #     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
-#     framings over it; then the stdio transport.
+#     framings over it; then the stdio framing (its loop: section 13's StdioLoop).
 # ---------------------------------------------------------------------------------------
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
