@@ -7343,9 +7343,9 @@ def instructions(objects, capabilities, tools, resources, state, prompts):
         "Read-only view of a repository's AI layer: %d object(s), %d capabilities "
         "(%d tools, %d resources), index state %s. %s Each object is the resource "
         "majordomus://<kind>/<identity>; majordomus://repository carries the repository "
-        "report with every diagnostic. The layer's %d prompt(s) are MCP prompts (prompts/list), each "
-        "placeholder an argument. Lists page with limit and cursor. Nothing is ever "
-        "written." % (objects, capabilities, tools, resources, state, BRIEF_INSTRUCTION,
+        "report with every diagnostic. The layer's %d prompt(s) are MCP prompts "
+        "(prompts/list), each placeholder an argument. Lists page with limit and cursor. "
+        "Nothing is ever written." % (objects, capabilities, tools, resources, state, BRIEF_INSTRUCTION,
                       prompts))
 
 

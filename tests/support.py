@@ -95,6 +95,7 @@ def without_peers(instructions):
     head, found, _ = instructions.partition(" Also here: ")
     return head if found else instructions
 
+
 # The tools whose text block is Markdown for a model, not the JSON of structuredContent (§26).
 MARKDOWN_TOOLS = ("majordomus_brief",)
 
