@@ -7093,6 +7093,8 @@ class StdioLoop:
                 elif self.writer.gone:
                     raise _ClientGone()
             self._drain()
+            if self.session is not None:
+                self.session.close()     # off the board before saying who is left (§27)
             bridges = self.live.board.bridges() if self.sharing is not None else 0
             if bridges:
                 log(INFO, "input ended; serving the attached bridges until the last leaves",
