@@ -15,6 +15,7 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.test_mcp_modern import modern
 
 import majordomus as mj
 
@@ -127,11 +128,6 @@ def cli_json(case, repo, path, *args):
     p = cli_brief(repo, path, "--format", "json", *args)
     case.assertEqual(p.returncode, 0, p.stderr)
     return json.loads(p.stdout.decode("utf-8"))
-
-
-def modern(params):
-    return dict(params, _meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                               "io.modelcontextprotocol/clientCapabilities": {}})
 
 
 def check_budget(case, value, text):
