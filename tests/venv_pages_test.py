@@ -54,6 +54,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
     assert_nothing_ran = ui.UiBrowserTest.assert_nothing_ran
     assert_inert = ui.UiBrowserTest.assert_inert
     axe_serious = ui.UiBrowserTest.axe_serious
+    shoot = ui.UiBrowserTest.shoot
 
     def here(self):
         """(path, {parameter: value}) of the page the browser shows."""
@@ -188,14 +189,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
                 for name, path, server in self.pages():
                     self.open(path, server)
                     self.assert_nothing_ran("%s at %d px %s" % (name, width, scheme))
-                    wide = self.page.script("return document.documentElement.scrollWidth")
-                    if wide > width:
-                        overflow.append("%s at %d px %s: %d px wide" % (name, width, scheme,
-                                                                         wide))
-                    shot = self.page.screenshot(os.path.join(
-                        self.shots, "%s-%d-%s.png" % (name, width, scheme)))
-                    self.assertGreater(os.path.getsize(shot), 2000)
-                    sys.stderr.write("screenshot: %s\n" % shot)
+                    self.shoot(name, width, scheme, overflow)
         self.assertEqual(overflow, [], "a page is wider than the screen")
 
 

@@ -522,6 +522,17 @@ class UiBrowserTest(Servers, unittest.TestCase):
         self.assertTrue(self.page.axe_version, "axe did not say its version")
         self.assertEqual(serious, [])
 
+    def shoot(self, name, width, scheme, overflow):
+        """The page shown saved as a screenshot (its path printed, at least 2,000 bytes), a
+        page wider than the screen named in `overflow`."""
+        wide = self.page.script("return document.documentElement.scrollWidth")
+        if wide > width:
+            overflow.append("%s at %d px %s: %d px wide" % (name, width, scheme, wide))
+        shot = self.page.screenshot(os.path.join(
+            self.shots, "%s-%d-%s.png" % (name, width, scheme)))
+        self.assertGreater(os.path.getsize(shot), 2000)
+        sys.stderr.write("screenshot: %s\n" % shot)
+
     def test_screenshots_wide_and_narrow_light_and_dark(self):
         overflow = []
         backgrounds = {}
@@ -538,15 +549,7 @@ class UiBrowserTest(Servers, unittest.TestCase):
                         "return matchMedia('(prefers-color-scheme: dark)').matches"), dark)
                     backgrounds.setdefault(scheme, set()).add(self.page.script(
                         "return getComputedStyle(document.body).backgroundColor"))
-                    wide = self.page.script(
-                        "return document.documentElement.scrollWidth")
-                    if wide > width:
-                        overflow.append("%s at %d px %s: %d px wide" % (name, width, scheme,
-                                                                         wide))
-                    shot = self.page.screenshot(os.path.join(
-                        self.shots, "%s-%d-%s.png" % (name, width, scheme)))
-                    self.assertGreater(os.path.getsize(shot), 2000)
-                    sys.stderr.write("screenshot: %s\n" % shot)
+                    self.shoot(name, width, scheme, overflow)
         self.assertEqual(overflow, [], "a page is wider than the screen")
         self.assertEqual(len(backgrounds["light"]), 1, backgrounds)
         self.assertEqual(len(backgrounds["dark"]), 1, backgrounds)
