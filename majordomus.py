@@ -6850,11 +6850,13 @@ class Sharing:
         self.lock = _thread.allocate_lock()
         self._kick = _thread.allocate_lock()
         self._kick.acquire()
+        self._ended = _thread.allocate_lock()   # held while the server's thread runs
 
     def start(self, live, kicked=False):
         import _thread
         if kicked:
             self.kick()
+        self._ended.acquire()
         _thread.start_new_thread(self._serve, (live,))
 
     def kick(self):
@@ -6862,14 +6864,22 @@ class Sharing:
             self._kick.release()
 
     def _serve(self, live):
+        try:
+            self._run(live)
+        finally:
+            self._ended.release()
+
+    def _run(self, live):
         self._kick.acquire(True, KICK_SECONDS)
+        if self.stopping:
+            return
         try:
             server, _ = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
                                     self.elector.options)
         except Exception as exc:  # the session goes on unshared; others take the lease
             log(WARN, "the shared server cannot start; serving this client alone",
                 reason="%s: %s" % (type(exc).__name__, exc))
-            self.stop()
+            self.stop(wait=False)
             return
         with self.lock:
             if not self.stopping:
@@ -6884,13 +6894,17 @@ class Sharing:
                 server.handle_request()
         server.server_close()
 
-    def stop(self):
-        """The owner ends: the lease gone, the server's thread woken to end."""
+    def stop(self, wait=True):
+        """The owner ends: the lease gone, the server's thread woken and waited for (a
+        thread still accepting while the interpreter ends cannot start a handler, and
+        3.15 can hang at exit while that thread is still importing socketserver)."""
         with self.lock:
             self.stopping = True
             server = self.server
             self.lease.release()
+        self.kick()
         if server is not None:
+            server.closing = True
             import socket
             # a plain connect to the numeric address (create_connection would ask
             # getaddrinfo, whose IDNA codec imports `re`)
@@ -6903,6 +6917,8 @@ class Sharing:
                 pass
             finally:
                 wake.close()
+        if wait and self._ended.acquire(True, 2.0):
+            self._ended.release()
 
 
 class Access:
@@ -10448,10 +10464,23 @@ def http_server(live, host, port, access=None, options=None, bound=None):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         daemon_threads = True
         request_queue_size = 128
+        closing = False               # set by an ending owner (Sharing.stop)
 
         def server_bind(self):
             exclusive_bind(self.socket)     # a port in use is exit 13 everywhere (§24)
             socketserver.TCPServer.server_bind(self)
+
+        def verify_request(self, request, client_address):
+            return not self.closing       # an ending owner takes no new connection
+
+        def handle_error(self, request, client_address):
+            # socketserver would print a traceback to stderr: one log line instead (a
+            # handler's own errors are answered inside it; what lands here is the
+            # server's, such as no thread to be had while the interpreter ends)
+            import sys
+            exc = sys.exc_info()[1]
+            log(WARN, "a connection was dropped", peer="%s:%s" % client_address[:2],
+                reason="%s: %s" % (type(exc).__name__, exc))
 
     mcp = McpOverHttp(live)
     return Server((host, port), make_http_handler(live, mcp, bound, access, options)), mcp
