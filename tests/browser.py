@@ -405,3 +405,23 @@ class Browser:
                 answer.get("error") if isinstance(answer, dict) else json.dumps(answer)))
         self.axe_version = answer.get("version")
         return answer["violations"]
+
+
+def open_browser(cls, prefix):
+    """A browser test class's screenshots folder (MAJORDOMUS_SCREENSHOTS when set, else a
+    scratch one) and its one headless Chromium for the whole class: cls.shots, cls.tools,
+    cls.why (why there is none) and cls.page, each closed with the class."""
+    keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    cls.addClassCleanup(shutil.rmtree, scratch, True)
+    cls.shots = os.path.abspath(keep) if keep else os.path.join(scratch, "screenshots")
+    os.makedirs(cls.shots, exist_ok=True)
+    cls.tools, cls.why = tools()
+    if cls.tools:
+        try:
+            cls.page = Browser(chromium=cls.tools["chromium"],
+                               chromedriver=cls.tools["chromedriver"])
+        except Unavailable as exc:
+            cls.tools, cls.why = None, str(exc)
+        else:
+            cls.addClassCleanup(cls.page.close)

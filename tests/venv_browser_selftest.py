@@ -16,10 +16,8 @@ MAJORDOMUS_SCREENSHOTS=DIR keeps the screenshots in DIR (else a temporary folder
 """
 import http.server
 import os
-import shutil
 import struct
 import sys
-import tempfile
 import threading
 import unittest
 import urllib.parse
@@ -129,7 +127,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class BrowserHarnessTest(unittest.TestCase):
-    browser = None
+    page = None
 
     @classmethod
     def setUpClass(cls):
@@ -137,31 +135,16 @@ class BrowserHarnessTest(unittest.TestCase):
         cls.server.daemon_threads = True
         threading.Thread(target=cls.server.serve_forever, daemon=True).start()
         cls.base = "http://127.0.0.1:%d" % cls.server.server_address[1]
-        keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
-        cls.shots = keep or tempfile.mkdtemp(prefix="mj-shots-")
-        cls.keep_shots = bool(keep)
-        os.makedirs(cls.shots, exist_ok=True)
-        cls.tools, cls.why = browser.tools()
-        if cls.tools:
-            try:
-                cls.browser = browser.Browser(chromium=cls.tools["chromium"],
-                                              chromedriver=cls.tools["chromedriver"])
-            except browser.Unavailable as exc:
-                cls.tools, cls.why = None, str(exc)
+        browser.open_browser(cls, "mj-shots-")
 
     @classmethod
     def tearDownClass(cls):
-        if cls.browser:
-            cls.browser.close()
         cls.server.shutdown()
         cls.server.server_close()
-        if not cls.keep_shots:
-            shutil.rmtree(cls.shots, ignore_errors=True)
 
     def setUp(self):
         if not self.tools:
             self.fail("the browser cannot be had: %s" % self.why)
-        self.page = self.browser
         self.page.set_size(1280, 900)
         self.page.set_scheme(False)
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import browser  # noqa: E402
 import pages_layer as layer  # noqa: E402
 import support  # noqa: E402
 import venv_ui_test as ui  # noqa: E402
@@ -46,7 +47,7 @@ class PagesBrowserTest(ui.Servers, unittest.TestCase):
         cls.broken_repo = support.make_repo(scope, files=layer.files(
             {layer.PATHS["project"]: broken}), skeleton=False, name="broken")
         cls.broken = cls.serve(cls.broken_repo)
-        ui.open_browser(cls, "mj-pages-")
+        browser.open_browser(cls, "mj-pages-")
 
     setUp = ui.UiBrowserTest.setUp
     url = ui.UiBrowserTest.url

@@ -16,9 +16,7 @@ line `screenshot: PATH`, and axe-core's counts per page on lines `axe: ...`.
 import http.client
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import unittest
 from urllib.parse import quote, urlsplit
@@ -171,26 +169,6 @@ class Servers:
         return server
 
 
-def open_browser(cls, prefix):
-    """A browser test class's screenshots folder (MAJORDOMUS_SCREENSHOTS when set, else a
-    scratch one) and its one headless Chromium for the whole class: cls.shots, cls.tools,
-    cls.why (why there is none) and cls.page, each closed with the class."""
-    keep = os.environ.get("MAJORDOMUS_SCREENSHOTS")
-    scratch = tempfile.mkdtemp(prefix=prefix)
-    cls.addClassCleanup(shutil.rmtree, scratch, True)
-    cls.shots = os.path.abspath(keep) if keep else os.path.join(scratch, "screenshots")
-    os.makedirs(cls.shots, exist_ok=True)
-    cls.tools, cls.why = browser.tools()
-    if cls.tools:
-        try:
-            cls.page = browser.Browser(chromium=cls.tools["chromium"],
-                                       chromedriver=cls.tools["chromedriver"])
-        except browser.Unavailable as exc:
-            cls.tools, cls.why = None, str(exc)
-        else:
-            cls.addClassCleanup(cls.page.close)
-
-
 class UiBrowserTest(Servers, unittest.TestCase):
     """The pages, driven in one headless Chromium (one session for the whole class)."""
 
@@ -207,7 +185,7 @@ class UiBrowserTest(Servers, unittest.TestCase):
         cls.degraded = cls.serve(cls.degraded_repo)
         cls.still_repo = support.make_repo(scope, files={TICKER_PATH: ticker("one")})
         cls.still = cls.serve(cls.still_repo, "--no-watch")
-        open_browser(cls, "mj-ui-")
+        browser.open_browser(cls, "mj-ui-")
 
     def setUp(self):
         if not self.tools:
