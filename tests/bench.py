@@ -1001,13 +1001,19 @@ def section_spawn(table, skel, big, real, runs, old_pyz, old_reason, floor=(None
                                                     fmt_ms(p50(pooled_cpu))), "-", "-")
 
 
-def vm_hwm(pid):
-    """Peak resident set of a live process (VmHWM of /proc/<pid>/status), in bytes."""
+def proc_status_bytes(pid, field):
+    """A size line of /proc/<pid>/status (VmHWM: the peak resident set; VmRSS: the
+    current one), in bytes."""
+    key = field.encode("ascii") + b":"
     with open("/proc/%d/status" % pid, "rb") as f:
         for line in f:
-            if line.startswith(b"VmHWM:"):
+            if line.startswith(key):
                 return int(line.split()[1]) * 1024
-    raise ValueError("no VmHWM line")
+    raise ValueError("no %s line" % field)
+
+
+def vm_hwm(pid):
+    return proc_status_bytes(pid, "VmHWM")
 
 
 def session_peak(pyz, repo):
@@ -2673,11 +2679,7 @@ def lease_of(repo, timeout=SPAWN_TIMEOUT):
 
 
 def vm_rss(pid):
-    with open("/proc/%d/status" % pid, "rb") as f:
-        for line in f:
-            if line.startswith(b"VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise ValueError("no VmRSS line")
+    return proc_status_bytes(pid, "VmRSS")
 
 
 def shared_owner(repo, python=PYTHON):
