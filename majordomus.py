@@ -7,17 +7,34 @@ through the git index, reads each by its kind, and serves the resulting index ov
 the command line; a long-lived process follows the layer as it changes. The contract is
 SPEC.md; section numbers (§) below refer to it.
 
-Sections, in data-flow order (the platform's differences, §24, sit in one unnumbered
-section after the first):
-  1. errors and logging          8. ranked search (§21)      15. HTTP: heads and guards
-  2. the YAML subset             9. the brief (§26)          16. Markdown to HTML
-  3. embedded data: the kinds   10. registry, execution,     17. the pages (§22)
-  4. root, manifest, sources        a generation             18. HTTP connections, /mcp
-  5. discovery, git             11. resolution               19. CLI projections
-  6. the index                  12. the live layer           20. entry point
-  7. context documents (§20)    13. the shared server (§27),
-                                    the stdio loop
-                                14. MCP: one dispatch, two protocol eras
+Sections, in data-flow order: each uses only the sections above it (tests/test_sections.py
+holds the module to that, and to this table):
+   1. Errors
+   2. JSON
+   3. Logging
+   4. Platform (§24)
+   5. The YAML subset (§3)
+   6. Embedded data
+   7. Glob patterns (§4.3)
+   8. Root, manifest and sources (§2, §4.2)
+   9. Discovery (§4.3)
+  10. Context documents (§20)
+  11. The index (§5)
+  12. Ranked search (§21)
+  13. The brief (§26)
+  14. The capability registry (§7)
+  15. Execution and resolution (§7.5, §7.6, §8)
+  16. The live layer (§15)
+  17. Sessions and the method table (§9, §15.4, §17, §18, §27)
+  18. The stdio transport (§9.2)
+  19. HTTP heads and guards (§10)
+  20. Markdown to HTML (§22)
+  21. The pages (§22)
+  22. HTTP connections (§10, §19, §22)
+  23. The command line (§11)
+  24. Sharing (§27)
+  25. Entry point
+
 Standard library only; imports that only one command needs are made inside it, so that
 the `mcp` path stays fast to start: neither `re` nor `json` is imported by a small
 session (JSON goes through the json module's C half; a regular expression is compiled
@@ -34,7 +51,8 @@ VERSION = "0.1.0"
 
 
 # ---------------------------------------------------------------------------------------
-# 1. Errors and logging: fatal errors carry their exit code; logs go to stderr only.
+# 1. Errors: exit codes, the four ways a capability fails, and the few tests that every
+#    text and number from outside passes (written with str methods, not `re`).
 # ---------------------------------------------------------------------------------------
 
 EXIT_OK, EXIT_USAGE, EXIT_CONTRACT, EXIT_MISSING, EXIT_INTERNAL = 0, 2, 10, 12, 13
@@ -164,19 +182,30 @@ def number_or(text, default, digits=NUMBER_DIGITS):
         return default
 
 
-def _json_int(text):
-    """An integer of a JSON frame, bounded before int() reads it (the same bound on every
-    interpreter: before 3.11 int() has none, and reads a megabyte of digits for seconds)."""
-    if len(text) > JSON_INT_DIGITS:
-        raise ValueError("an integer of %d digits is over the %d-digit bound"
-                         % (len(text), JSON_INT_DIGITS))
-    return int(text)
+def _os_reason(exc):
+    """A short reason for an OS or decoding error, without a traceback or a full path."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
-# JSON through the json module's C half (_json), which imports nothing; the json module
-# itself only where the C half cannot do (a malformed document's exact error message).
-# No encoder writes NaN or Infinity (they are not JSON: allow_nan is off everywhere), and a
-# tree deeper than the C half recurses is written by _json_into, which does not recurse.
+def _traceback_text():
+    """The current exception's traceback for a debug log line; never raises itself."""
+    try:
+        import traceback
+        return traceback.format_exc()
+    except Exception:  # e.g. the source of a frame cannot be read any more
+        return "(traceback unavailable)"
+
+
+# ---------------------------------------------------------------------------------------
+# 2. JSON: through the json module's C half (_json), which imports nothing; the json
+#    module itself only where the C half cannot do (a malformed document's exact error
+#    message). No encoder writes NaN or Infinity (they are not JSON: allow_nan is off
+#    everywhere), and a tree deeper than the C half recurses is written by _json_into,
+#    which does not recurse; a frame's integers are bounded before int() reads them.
+# ---------------------------------------------------------------------------------------
+
 _ENCODERS = {}
 
 
@@ -355,6 +384,15 @@ def _json_into(value, out, string, comma, colon, indent, sort_keys):
             return
 
 
+def _json_int(text):
+    """An integer of a JSON frame, bounded before int() reads it (the same bound on every
+    interpreter: before 3.11 int() has none, and reads a megabyte of digits for seconds)."""
+    if len(text) > JSON_INT_DIGITS:
+        raise ValueError("an integer of %d digits is over the %d-digit bound"
+                         % (len(text), JSON_INT_DIGITS))
+    return int(text)
+
+
 class _ScanContext:
     """What the C scanner reads of a json.JSONDecoder."""
     strict = True
@@ -392,6 +430,10 @@ def json_loads(text):
     return json.loads(text, parse_constant=_ScanContext.parse_constant, parse_int=_json_int)
 
 
+# ---------------------------------------------------------------------------------------
+# 3. Logging: one line an event, `<time> <LEVEL> <message> key=value …`, on stderr only.
+# ---------------------------------------------------------------------------------------
+
 LOG_LEVELS = {"off": 0, "error": 1, "warn": 2, "info": 3, "debug": 4, "trace": 5}
 _LOG_NAMES = {1: "ERROR", 2: "WARN", 3: "INFO", 4: "DEBUG", 5: "TRACE"}
 _log_level = LOG_LEVELS.get(os.environ.get("MAJORDOMUS_LOG", "").strip().lower(), 3)
@@ -415,9 +457,25 @@ def log(level, message, **fields):
 ERROR, WARN, INFO, DEBUG, TRACE = 1, 2, 3, 4, 5
 
 
+def write_stderr(text):
+    """Log lines and fatal messages as UTF-8 bytes, whatever the console's code page; a
+    closed stderr never ends anything."""
+    stream = sys.stderr
+    try:
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(text)
+            stream.flush()
+            return
+        buffer.write(text.encode("utf-8", "backslashreplace"))
+        buffer.flush()
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 # ---------------------------------------------------------------------------------------
-# Platform (§24): what Linux, macOS and Windows do differently is decided in these few
-# functions, and only here; the rest of the module calls them and never asks the platform.
+# 4. Platform (§24): what Linux, macOS and Windows do differently is decided in these few
+#    functions, and only here; the rest of the module calls them and never asks the platform.
 # ---------------------------------------------------------------------------------------
 
 def read_flags():
@@ -556,22 +614,6 @@ _NEVER_WALKED = frozenset((".DS_Store", "Thumbs.db", "desktop.ini"))
 _REPARSE_TAGS = hasattr(os.stat_result, "st_reparse_tag")     # Windows' lstat has them
 MOUNT_POINT_TAG = getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", 0xA0000003)   # a junction
 _GIT_PROGRAM = []      # the git to run, resolved once per process
-
-
-def write_stderr(text):
-    """Log lines and fatal messages as UTF-8 bytes, whatever the console's code page; a
-    closed stderr never ends anything."""
-    stream = sys.stderr
-    try:
-        buffer = getattr(stream, "buffer", None)
-        if buffer is None:
-            stream.write(text)
-            stream.flush()
-            return
-        buffer.write(text.encode("utf-8", "backslashreplace"))
-        buffer.flush()
-    except (AttributeError, OSError, ValueError):
-        pass
 
 
 def is_closed_pipe(exc):
@@ -794,7 +836,7 @@ def stop_signals():
 
 
 # ---------------------------------------------------------------------------------------
-# 2. The YAML subset (§3): a strict line reader, the tree and key-path views, front matter.
+# 5. The YAML subset (§3): a strict line reader, the tree and key-path views, front matter.
 # ---------------------------------------------------------------------------------------
 
 class SubsetError(Exception):
@@ -1165,7 +1207,7 @@ def render_scalar(value):
 
 
 # ---------------------------------------------------------------------------------------
-# 3. Embedded data: schema/kinds.yaml and share/allow/*.txt, read from beside the module
+# 6. Embedded data: schema/kinds.yaml and share/allow/*.txt, read from beside the module
 #    or from inside the zipapp through the module's own loader (no zipfile import).
 # ---------------------------------------------------------------------------------------
 
@@ -1542,15 +1584,236 @@ def shipped_kinds():
     return _SHIPPED[0]
 
 
-def _os_reason(exc):
-    """A short reason for an OS or decoding error, without a traceback or a full path."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return str(exc)
+# ---------------------------------------------------------------------------------------
+# 7. Glob patterns (§4.3): a source class's include and exclude, matched segment by segment
+#    in Python (a class of characters by `re` only when it must be).
+# ---------------------------------------------------------------------------------------
+
+GLOB_BY_HAND = 256     # paths a class matches with str methods before a regex pays
+
+
+def glob_by_hand(pattern):
+    """glob_matcher written with str methods (a small layer starts without importing
+    `re`): the same matches, proven against it by the tests."""
+    try:
+        parts = [None if segment == "**" else _segment_test(_wild_segment(segment))
+                 for segment in pattern.split("/")]
+    except _NeedsRegex:
+        return glob_matcher(pattern)
+    return lambda path: _segments_match(parts, path.split("/"), 0, 0)
+
+
+def _segment_test(tokens):
+    """One segment's test: equality, a suffix or prefix for the common shapes (`*.md`),
+    else the general walk."""
+    literal = [token for token in tokens if type(token) is str]
+    if len(literal) == len(tokens):
+        return "".join(tokens).__eq__
+    if len(literal) == len(tokens) - 1:
+        text = "".join(literal)
+        if tokens[0] is _STAR:
+            return lambda name: name.endswith(text)
+        if tokens[-1] is _STAR:
+            return lambda name: name.startswith(text)
+    return lambda name: _wild_match(tokens, name)
+
+
+_STAR, _ONE = object(), object()
+
+
+def _wild_segment(segment):
+    """A segment as a list of literal characters, _STAR (`*`), _ONE (`?`) and classes
+    (negated, characters, ranges)."""
+    out, i = [], 0
+    while i < len(segment):
+        char = segment[i]
+        i += 1
+        if char == "\\" and i < len(segment):
+            out.append(segment[i])
+            i += 1
+        elif char == "[":
+            found = _class_body(segment, i)
+            if found is None:
+                out.append("[")
+            else:
+                out.append((found[0],) + _class_members(found[1]))
+                i = found[2]
+        else:
+            out.append(_STAR if char == "*" else _ONE if char == "?" else char)
+    return out
+
+
+def _in_class(token, char):
+    negate, singles, ranges = token
+    inside = char in singles or any(low <= char <= high for low, high in ranges)
+    return inside != negate
+
+
+def _segments_match(parts, names, i, j):
+    while i < len(parts):
+        if parts[i] is None:               # `**`: the rest (at the end), or any segments
+            if i == len(parts) - 1:
+                return j < len(names)
+            return any(_segments_match(parts, names, i + 1, k)
+                       for k in range(j, len(names) + 1))
+        if j >= len(names) or not parts[i](names[j]):
+            return False
+        i, j = i + 1, j + 1
+    return j == len(names)
+
+
+def _wild_match(tokens, name):
+    """`*` and `?` within one segment, by the two-pointer walk (a `*` is retried one
+    character further on a mismatch)."""
+    t = n = 0
+    star, mark = -1, 0
+    while n < len(name):
+        token = tokens[t] if t < len(tokens) else None
+        if token is not None and (token is _ONE or token == name[n] or (
+                type(token) is tuple and _in_class(token, name[n]))):
+            t, n = t + 1, n + 1
+        elif t < len(tokens) and tokens[t] is _STAR:
+            star, mark, t = t, n, t + 1
+        elif star >= 0:
+            mark += 1
+            t, n = star + 1, mark
+        else:
+            return False
+    while t < len(tokens) and tokens[t] is _STAR:
+        t += 1
+    return t == len(tokens)
+
+
+def glob_matcher(pattern):
+    """A full-path matcher for git's :(glob) magic: `*`, `?`, `[...]` within a segment,
+    `**` as a whole segment for zero or more segments."""
+    import re
+    segments = pattern.split("/")
+    parts = []
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            parts.append(".+" if last else "(?:[^/]+/)*")
+        else:
+            parts.append(_glob_segment(segment) + ("" if last else "/"))
+    return re.compile("(?s)" + "".join(parts) + r"\Z").match
+
+
+def _glob_segment(segment, pathname=True):
+    """A glob's regex: path-wise (`*`, `?` and a class never match `/`), or, without
+    `pathname`, as git's wildmatch without WM_PATHNAME (`*` matches `/` too)."""
+    import re
+    star, one = ("[^/]*", "[^/]") if pathname else (".*", ".")
+    out, i, n = [], 0, len(segment)
+    while i < n:
+        char = segment[i]
+        i += 1
+        if char == "*":
+            if not out or out[-1] != star:
+                out.append(star)
+        elif char == "?":
+            out.append(one)
+        elif char == "\\" and i < n:
+            out.append(re.escape(segment[i]))
+            i += 1
+        elif char == "[":
+            translated, i = _glob_class(segment, i, pathname)
+            out.append(translated)
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
+
+
+_POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
+                  "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t",
+                  "xdigit": "0-9a-fA-F",
+                  # re.escape of the punctuation, written out (nothing of `re` at import)
+                  "punct": '!"\\#\\$%\\&\'\\(\\)\\*\\+,\\-\\./:;<=>\\?@\\[\\\\\\]\\^_`\\{\\|\\}\\~',
+                  "print": " -~", "graph": "!-~", "cntrl": "\\x00-\\x1f\\x7f"}
+
+
+def _glob_class(segment, i, pathname=True):
+    """Translate the class opening at segment[i-1] == '['; (regex, index after it).
+    Like git, a class never matches '/' in a path-wise match (`pathname`); '!' or '^'
+    negates; a leading ']' is literal."""
+    import re
+    found = _class_body(segment, i)
+    if found is None:
+        return re.escape("["), i      # no closing bracket: a literal '['
+    negate, body, end = found
+    prefix = ("[^/" if negate else "(?!/)[") if pathname else ("[^" if negate else "[")
+    return prefix + body + "]", end
+
+
+def _class_body(segment, i):
+    """The class opening at segment[i-1] == '[': (negated, its body as a regular
+    expression's class, the index after it), or None when it never closes."""
+    n, j = len(segment), i
+    negate = j < n and segment[j] in "!^"
+    if negate:
+        j += 1
+    body = []
+    first = True
+    while j < n:
+        char = segment[j]
+        if char == "]" and not first:
+            return negate, "".join(body), j + 1
+        first = False
+        if segment.startswith("[:", j):
+            close = segment.find(":]", j + 2)
+            name = segment[j + 2:close] if close > 0 else None
+            if name in _POSIX_CLASSES:
+                body.append(_POSIX_CLASSES[name])
+                j = close + 2
+                continue
+        if char == "\\" and j + 1 < n:
+            j += 1
+            char = segment[j]
+        body.append("\\" + char if char in "\\[]^" else char)
+        j += 1
+    return None
+
+
+_CLASS_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
+
+
+class _NeedsRegex(Exception):
+    """A class body the hand matcher does not read the way `re` would: `re` decides."""
+
+
+def _class_members(body):
+    """A class body (as _class_body writes it) read as `re` reads it: (single characters,
+    ranges)."""
+    atoms, i = [], 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            code = body[i + 1]
+            if code == "x":
+                atoms.append((chr(int(body[i + 2:i + 4], 16)), True))
+                i += 4
+                continue
+            atoms.append((_CLASS_ESCAPES.get(code, code), True))
+            i += 2
+        else:
+            atoms.append((char, False))
+            i += 1
+    singles, ranges, k = set(), [], 0
+    while k < len(atoms):
+        if k + 2 < len(atoms) and atoms[k + 1] == ("-", False):
+            low, high = atoms[k][0], atoms[k + 2][0]
+            if low > high:
+                raise _NeedsRegex()       # `re` refuses a reversed range
+            ranges.append((low, high))
+            k += 3
+        else:
+            singles.add(atoms[k][0])
+            k += 1
+    return frozenset(singles), tuple(ranges)
 
 
 # ---------------------------------------------------------------------------------------
-# 4. Root, manifest and sources (§2, §4.2): the repository's own declarations.
+# 8. Root, manifest and sources (§2, §4.2): the repository's own declarations.
 # ---------------------------------------------------------------------------------------
 
 MANIFEST = ".ai/manifest.yaml"
@@ -1827,232 +2090,9 @@ def _repository_allow_lists(root, folder):
 
 
 # ---------------------------------------------------------------------------------------
-# 5. Discovery (§4.3): one `git ls-files -z`, or a walk of the work tree; glob matching
-#    in Python; class order, sorting, the local half, claimed-twice, required classes.
+# 9. Discovery (§4.3): one `git ls-files -z`, or a walk of the work tree; class order,
+#    sorting, the local half, claimed-twice, required classes; git's HEAD and branch.
 # ---------------------------------------------------------------------------------------
-
-GLOB_BY_HAND = 256     # paths a class matches with str methods before a regex pays
-
-
-def glob_by_hand(pattern):
-    """glob_matcher written with str methods (a small layer starts without importing
-    `re`): the same matches, proven against it by the tests."""
-    try:
-        parts = [None if segment == "**" else _segment_test(_wild_segment(segment))
-                 for segment in pattern.split("/")]
-    except _NeedsRegex:
-        return glob_matcher(pattern)
-    return lambda path: _segments_match(parts, path.split("/"), 0, 0)
-
-
-def _segment_test(tokens):
-    """One segment's test: equality, a suffix or prefix for the common shapes (`*.md`),
-    else the general walk."""
-    literal = [token for token in tokens if type(token) is str]
-    if len(literal) == len(tokens):
-        return "".join(tokens).__eq__
-    if len(literal) == len(tokens) - 1:
-        text = "".join(literal)
-        if tokens[0] is _STAR:
-            return lambda name: name.endswith(text)
-        if tokens[-1] is _STAR:
-            return lambda name: name.startswith(text)
-    return lambda name: _wild_match(tokens, name)
-
-
-_STAR, _ONE = object(), object()
-
-
-def _wild_segment(segment):
-    """A segment as a list of literal characters, _STAR (`*`), _ONE (`?`) and classes
-    (negated, characters, ranges)."""
-    out, i = [], 0
-    while i < len(segment):
-        char = segment[i]
-        i += 1
-        if char == "\\" and i < len(segment):
-            out.append(segment[i])
-            i += 1
-        elif char == "[":
-            found = _class_body(segment, i)
-            if found is None:
-                out.append("[")
-            else:
-                out.append((found[0],) + _class_members(found[1]))
-                i = found[2]
-        else:
-            out.append(_STAR if char == "*" else _ONE if char == "?" else char)
-    return out
-
-
-def _in_class(token, char):
-    negate, singles, ranges = token
-    inside = char in singles or any(low <= char <= high for low, high in ranges)
-    return inside != negate
-
-
-def _segments_match(parts, names, i, j):
-    while i < len(parts):
-        if parts[i] is None:               # `**`: the rest (at the end), or any segments
-            if i == len(parts) - 1:
-                return j < len(names)
-            return any(_segments_match(parts, names, i + 1, k)
-                       for k in range(j, len(names) + 1))
-        if j >= len(names) or not parts[i](names[j]):
-            return False
-        i, j = i + 1, j + 1
-    return j == len(names)
-
-
-def _wild_match(tokens, name):
-    """`*` and `?` within one segment, by the two-pointer walk (a `*` is retried one
-    character further on a mismatch)."""
-    t = n = 0
-    star, mark = -1, 0
-    while n < len(name):
-        token = tokens[t] if t < len(tokens) else None
-        if token is not None and (token is _ONE or token == name[n] or (
-                type(token) is tuple and _in_class(token, name[n]))):
-            t, n = t + 1, n + 1
-        elif t < len(tokens) and tokens[t] is _STAR:
-            star, mark, t = t, n, t + 1
-        elif star >= 0:
-            mark += 1
-            t, n = star + 1, mark
-        else:
-            return False
-    while t < len(tokens) and tokens[t] is _STAR:
-        t += 1
-    return t == len(tokens)
-
-
-def glob_matcher(pattern):
-    """A full-path matcher for git's :(glob) magic: `*`, `?`, `[...]` within a segment,
-    `**` as a whole segment for zero or more segments."""
-    import re
-    segments = pattern.split("/")
-    parts = []
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            parts.append(".+" if last else "(?:[^/]+/)*")
-        else:
-            parts.append(_glob_segment(segment) + ("" if last else "/"))
-    return re.compile("(?s)" + "".join(parts) + r"\Z").match
-
-
-def _glob_segment(segment, pathname=True):
-    """A glob's regex: path-wise (`*`, `?` and a class never match `/`), or, without
-    `pathname`, as git's wildmatch without WM_PATHNAME (`*` matches `/` too)."""
-    import re
-    star, one = ("[^/]*", "[^/]") if pathname else (".*", ".")
-    out, i, n = [], 0, len(segment)
-    while i < n:
-        char = segment[i]
-        i += 1
-        if char == "*":
-            if not out or out[-1] != star:
-                out.append(star)
-        elif char == "?":
-            out.append(one)
-        elif char == "\\" and i < n:
-            out.append(re.escape(segment[i]))
-            i += 1
-        elif char == "[":
-            translated, i = _glob_class(segment, i, pathname)
-            out.append(translated)
-        else:
-            out.append(re.escape(char))
-    return "".join(out)
-
-
-_POSIX_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
-                  "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t",
-                  "xdigit": "0-9a-fA-F",
-                  # re.escape of the punctuation, written out (nothing of `re` at import)
-                  "punct": '!"\\#\\$%\\&\'\\(\\)\\*\\+,\\-\\./:;<=>\\?@\\[\\\\\\]\\^_`\\{\\|\\}\\~',
-                  "print": " -~", "graph": "!-~", "cntrl": "\\x00-\\x1f\\x7f"}
-
-
-def _glob_class(segment, i, pathname=True):
-    """Translate the class opening at segment[i-1] == '['; (regex, index after it).
-    Like git, a class never matches '/' in a path-wise match (`pathname`); '!' or '^'
-    negates; a leading ']' is literal."""
-    import re
-    found = _class_body(segment, i)
-    if found is None:
-        return re.escape("["), i      # no closing bracket: a literal '['
-    negate, body, end = found
-    prefix = ("[^/" if negate else "(?!/)[") if pathname else ("[^" if negate else "[")
-    return prefix + body + "]", end
-
-
-def _class_body(segment, i):
-    """The class opening at segment[i-1] == '[': (negated, its body as a regular
-    expression's class, the index after it), or None when it never closes."""
-    n, j = len(segment), i
-    negate = j < n and segment[j] in "!^"
-    if negate:
-        j += 1
-    body = []
-    first = True
-    while j < n:
-        char = segment[j]
-        if char == "]" and not first:
-            return negate, "".join(body), j + 1
-        first = False
-        if segment.startswith("[:", j):
-            close = segment.find(":]", j + 2)
-            name = segment[j + 2:close] if close > 0 else None
-            if name in _POSIX_CLASSES:
-                body.append(_POSIX_CLASSES[name])
-                j = close + 2
-                continue
-        if char == "\\" and j + 1 < n:
-            j += 1
-            char = segment[j]
-        body.append("\\" + char if char in "\\[]^" else char)
-        j += 1
-    return None
-
-
-_CLASS_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
-
-
-class _NeedsRegex(Exception):
-    """A class body the hand matcher does not read the way `re` would: `re` decides."""
-
-
-def _class_members(body):
-    """A class body (as _class_body writes it) read as `re` reads it: (single characters,
-    ranges)."""
-    atoms, i = [], 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\" and i + 1 < len(body):
-            code = body[i + 1]
-            if code == "x":
-                atoms.append((chr(int(body[i + 2:i + 4], 16)), True))
-                i += 4
-                continue
-            atoms.append((_CLASS_ESCAPES.get(code, code), True))
-            i += 2
-        else:
-            atoms.append((char, False))
-            i += 1
-    singles, ranges, k = set(), [], 0
-    while k < len(atoms):
-        if k + 2 < len(atoms) and atoms[k + 1] == ("-", False):
-            low, high = atoms[k][0], atoms[k + 2][0]
-            if low > high:
-                raise _NeedsRegex()       # `re` refuses a reversed range
-            ranges.append((low, high))
-            k += 3
-        else:
-            singles.add(atoms[k][0])
-            k += 1
-    return frozenset(singles), tuple(ranges)
-
 
 class Diagnostic:
     __slots__ = ("severity", "code", "path", "message")
@@ -2066,6 +2106,22 @@ class Diagnostic:
             out["path"] = self.path
         out["message"] = self.message
         return out
+
+
+class _Excluded(Exception):
+    """A file (or a member) that cannot become an object: the first failed check of §5.1.
+    `context`: the failure is also a problem of the context tree (§20.1)."""
+
+    def __init__(self, code, message, context=False):
+        Exception.__init__(self, message)
+        self.code = code
+        self.message = message
+        self.context = context
+
+
+def file_signature(info):
+    """(size, mtime_ns, inode) of an lstat result, or None: what the sweep compares."""
+    return None if info is None else (info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 def _git(root, *args):
@@ -2355,438 +2411,8 @@ def discover(paths, classes, manifest):
 
 
 # ---------------------------------------------------------------------------------------
-# 6. The index (§5): each discovered file read by its kind into an object, or excluded
-#    with a named diagnostic; duplicate identities exclude every claimant.
-# ---------------------------------------------------------------------------------------
-
-class LayerObject:
-    """One object of the index (§5.2)."""
-
-    __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
-                 "media_type", "content", "provenance", "path", "body_at", "prompt",
-                 "descriptor", "problems")
-
-    def __init__(self, kind, identity, metadata, content, provenance, title, description,
-                 media_type, body):
-        self.kind = kind.name
-        self.identity = identity
-        self.uri = "majordomus://%s/%s" % (kind.name, identity)
-        self.id = "%s.%s" % (kind.name, identity)
-        self.title = title
-        self.description = description
-        self.metadata = metadata
-        self.media_type = media_type
-        self.content = content
-        self.provenance = provenance
-        self.path = provenance["path"]
-        # Where the text after the front matter starts (markdown), or None: the body is
-        # sliced from the content when asked for, not kept twice (§23).
-        self.body_at = None if body is None else len(content) - len(body)
-        self.prompt = kind.prompt        # served as an MCP prompt too (§17)
-        self.descriptor = self.problems = None   # its capability, made on first use
-
-    @property
-    def body(self):
-        """The text after the front matter (markdown), or None."""
-        at = self.body_at
-        return None if at is None else self.content[at:]
-
-    def tags(self):
-        tags = self.metadata.get("tags")
-        return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
-
-
-class _Excluded(Exception):
-    """A file (or a member) that cannot become an object: the first failed check of §5.1.
-    `context`: the failure is also a problem of the context tree (§20.1)."""
-
-    def __init__(self, code, message, context=False):
-        Exception.__init__(self, message)
-        self.code = code
-        self.message = message
-        self.context = context
-
-
-def _read_text(full, info, failure, linked=False, kept=None):
-    """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
-    file's lstat (or None, and `failure` the OSError); `failure` a NotPlain: a folder on
-    its path is a symlink; `linked`: a symlink in the git index, whatever is on disk;
-    `kept`, a list: the bytes read are appended to it."""
-    if isinstance(failure, NotPlain):      # a folder on its path is a symlink
-        raise _Excluded(failure.code, failure.message)
-    if info is None:
-        raise _Excluded("unreadable", _os_reason(failure))
-    if linked:
-        raise _Excluded("symlink", "a symlink is not read; sources are regular files")
-    try:
-        data = read_plain(full, info)[0]
-    except NotPlain as exc:
-        raise _Excluded(exc.code, exc.message)
-    if kept is not None:
-        kept.append(data)
-    try:
-        return data.decode("utf-8"), len(data)
-    except UnicodeDecodeError as exc:
-        raise _Excluded("invalid_utf8", str(exc))
-
-
-def _heading(body):
-    """The first body line starting with `# `, trimmed; None when absent or empty."""
-    at = 0 if body.startswith("# ") else body.find("\n# ") + 1
-    if at == 0 and not body.startswith("# "):
-        return None
-    end = body.find("\n", at)
-    text = (body[at + 2:] if end < 0 else body[at + 2:end]).strip()
-    return text or None
-
-
-def _field_text(metadata, field):
-    text = render_scalar(metadata.get(field)) if field else None
-    return text or None
-
-
-def file_signature(info):
-    """(size, mtime_ns, inode) of an lstat result, or None: what the sweep compares."""
-    return None if info is None else (info.st_size, info.st_mtime_ns, info.st_ino)
-
-
-class FileResult:
-    """What reading one discovered file gave: its objects (none, one, or one per member)
-    and its diagnostics, kept across generations while its class and signature stay.
-    `context`: its diagnostics are problems of the context tree too (§20.1). `checked`:
-    its objects' §20.1 checks for one policy, made once (context_checks)."""
-
-    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context", "racy",
-                 "checked")
-
-    def __init__(self, source_id, signature, objects, diagnostics, context=False):
-        self.source_id, self.signature = source_id, signature
-        self.objects, self.diagnostics = objects, diagnostics
-        self.context, self.checked = context, None
-        # A racily clean file (§15.2, §24): the hash of the bytes read, which the sweep
-        # compares while its mtime is too close to that read to tell an edit.
-        self.racy = None
-
-
-def read_file(decl, path, source):
-    """§5.1: one discovered file read by its kind, the first failed check excluding it."""
-    full, kept = decl.full(path), []
-    began = time.time_ns()
-    try:
-        info, failure = os.lstat(full), None
-    except OSError as exc:
-        info, failure = None, exc
-    folder = linked_folder(decl.root, decl.on_disk.get(path, path), decl.folders)
-    if folder is not None:
-        failure = NotPlain("symlink", LINKED_FOLDER % folder)
-    try:
-        objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
-        context = False
-    except _Excluded as exc:
-        objects, diagnostics = [], [Diagnostic("error", exc.code, path, exc.message)]
-        # A file of the context tree (§20.1) that is excluded is a problem of the tree.
-        context = exc.context or (exc.code == "symlink" and in_layer_tree(path)) or (
-            is_context_convention(decl.manifest, path))
-    result = FileResult(source.id, file_signature(info), objects, diagnostics, context)
-    if kept and began - info.st_mtime_ns < RACY_NS:
-        result.racy = hash(kept[0])
-    return result
-
-
-def _read_file(decl, path, source, full, info, failure, kept=None):
-    kind = decl.kinds.get(source.kind)
-    if kind is None:
-        raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
-                        "does not read" % (source.id, source.kind))
-    text, size = _read_text(full, info, failure, path in decl.links, kept)
-    metadata, body, found = {}, text, None
-    if kind.format == "yaml":
-        try:
-            metadata = parse_subset(text)
-        except SubsetError as exc:
-            raise _Excluded("malformed_yaml", str(exc))
-    elif kind.format == "markdown" and kind.front_matter != "none":
-        try:
-            found, body = split_front_matter(text)
-        except SubsetError as exc:
-            raise _Excluded("malformed_front_matter", str(exc),
-                            context=broken_front_is_context(path, text, str(exc)))
-        if found is None:
-            if kind.without_front_matter:
-                kind = decl.kinds[kind.without_front_matter]
-            elif kind.front_matter == "required":
-                raise _Excluded("missing_front_matter", "no front matter, and the kind requires it")
-        else:
-            metadata = found
-            declared = metadata.get("kind")
-            if declares_context_schema(path, metadata):
-                declared = CONTEXT_KIND   # `schema: context/…` under .ai/ is one (§20.1)
-            if (isinstance(declared, str) and declared != kind.name
-                    and declared in decl.kinds.declared):
-                kind = decl.kinds[declared]   # the file chose its kind (§4.1 `declared`)
-    if kind.name == CONTEXT_KIND:
-        try:
-            return _read_object(decl, kind, metadata, text, body, path, source, size)
-        except _Excluded as exc:
-            exc.context = in_layer_tree(path)    # a context document that fails its contract
-            raise
-    if is_context_convention(decl.manifest, path):
-        raise _Excluded("invalid_context", convention_message(path, found, text), context=True)
-    return _read_object(decl, kind, metadata, text, body, path, source, size)
-
-
-def _read_object(decl, kind, metadata, text, body, path, source, size):
-    """§5.1 checks 4-7 for a file whose kind is settled; its object (or members)."""
-    if kind.format != "text":
-        if kind.allow is not None:
-            unknown = kind.allow.unknown(key_paths(metadata))
-            if unknown:
-                raise _Excluded("unknown_key", "key(s) not in %s: %s"
-                                % (kind.allow.where, ", ".join(unknown)))
-        if not kind.members:
-            declared = metadata.get("kind")
-            if (isinstance(declared, str) and declared != kind.name
-                    and not (kind.name == CONTEXT_KIND and in_layer_tree(path))):
-                raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class "
-                                "'%s' as '%s'" % (declared, source.id, kind.name))
-        _check_version(kind, metadata)
-        if kind.name == CONTEXT_KIND and in_layer_tree(path):
-            check_context_contract(metadata)
-    provenance = {"path": path, "directory": sys.intern(path.rpartition("/")[0] or "."),
-                  "source_class": source.id}
-    section = decl.manifest.section_of(path)
-    if section is not None:
-        provenance["section"] = section
-    if kind.members:
-        return _read_members(kind, metadata, path, provenance, size)
-    provenance["bytes"] = size
-    identity = _identity(kind, metadata, path)
-    if kind.title == "@heading":
-        title = _heading(body) if kind.format != "yaml" else None
-    else:
-        title = _field_text(metadata, kind.title)
-    return (LayerObject(kind, identity, metadata, text, provenance, title,
-                        _field_text(metadata, kind.description), kind.media_type,
-                        body if kind.format == "markdown" else None),), ()
-
-
-def _check_version(kind, metadata):
-    """§5.1 check 6: the kind's schema_version field holds a supported value, typed."""
-    field = kind.version_field
-    if not field:
-        return
-    value = metadata.get(field)
-    if type(kind.supported[0]) is int:
-        if type(value) is not int:
-            raise _Excluded("missing_field", "no integer '%s'" % field)
-    elif not isinstance(value, str):
-        raise _Excluded("missing_field", "no '%s'" % field)
-    if value not in kind.supported:
-        raise _Excluded("unsupported_version", "%s %s is not among the supported %s"
-                        % (field, json_default(value), json_default(kind.supported)))
-
-
-def _identity(kind, metadata, path):
-    """§5.1 check 7: the identity fields joined with `@`, or the path."""
-    if not kind.identity:
-        if not uri_safe(path):
-            raise _Excluded("invalid_identity", "the path is the identity of a %s, and a URI "
-                            "cannot carry whitespace or a control character" % kind.name)
-        return path
-    values = []
-    for field in kind.identity:
-        value = render_scalar(metadata.get(field))
-        if not value:
-            raise _Excluded("missing_field", "identity field '%s' is absent or empty" % field)
-        if not has_no_space(value) or "/" in value or "@" in value:
-            raise _Excluded("missing_field", "identity field '%s' carries '/', '@' or "
-                            "whitespace: '%s'" % (field, value))
-        values.append(value)
-    return "@".join(values)
-
-
-def _read_members(kind, metadata, path, provenance, size):
-    """§5.1 members: one object per item of the list `kind.members`; a bad item is
-    excluded alone, with a diagnostic on the file's path."""
-    items = metadata.get(kind.members)
-    if not isinstance(items, list):
-        raise _Excluded("missing_field", "no list '%s' holding the members" % kind.members)
-    objects, diagnostics = [], []
-    for number, item in enumerate(items):
-        member = "%s.%d" % (kind.members, number)
-        if not isinstance(item, dict):
-            diagnostics.append(Diagnostic("error", "malformed_yaml", path,
-                                          "member %s is not a mapping" % member))
-            continue
-        try:
-            identity = _identity(kind, item, path) if kind.identity else member
-        except _Excluded as exc:
-            diagnostics.append(Diagnostic("error", exc.code, path,
-                                          "member %s: %s" % (member, exc.message)))
-            continue
-        origin = dict(provenance, member=member, bytes=size)
-        content = json_pretty(item)
-        objects.append(LayerObject(kind, identity, item, content, origin,
-                                   _field_text(item, kind.title) if kind.title != "@heading"
-                                   else None, _field_text(item, kind.description),
-                                   "application/json", None))
-    return objects, diagnostics
-
-
-class Index:
-    """The objects in URI order, the diagnostics in index order, the state, the context
-    tree (§20.1), and the result of reading each file (what the next, incremental build
-    starts from)."""
-
-    def __init__(self, objects, diagnostics, results, context):
-        self.objects = sorted(objects, key=lambda o: o.uri)
-        self.by_uri = {o.uri: o for o in self.objects}
-        self.diagnostics = diagnostics
-        self.results = results
-        self.context = context
-        self.errors = sum(1 for d in diagnostics if d.severity == "error")
-        self.state = "degraded" if self.errors else "ok"
-        counts = {}
-        for obj in self.objects:
-            counts[obj.kind] = counts.get(obj.kind, 0) + 1
-        self.kinds = dict(sorted(counts.items()))
-
-    def signatures(self):
-        return {path: result.signature for path, result in self.results.items()}
-
-
-def build_index(decl, claims, discovery_diagnostics, counters, previous=None, signatures=None,
-                listed=()):
-    """§5: the index of the claimed files. A file whose class and signature are those it
-    had in `previous` keeps its result; only new or changed files are read (§15.2).
-    `listed` is every path discovery saw (what a context document's `tracks` match)."""
-    results, read = {}, 0
-    decl.folders = {}          # each folder is asked once per build whether it is a link
-    for path, source in claims:
-        result = previous.get(path) if previous is not None else None
-        if (result is None or result.source_id != source.id
-                or result.signature != signatures.get(path)):
-            result = read_file(decl, path, source)
-            read += 1
-        results[path] = result
-    counters.count("files_read", read)
-    providers = policy_providers(decl, results)
-    objects, diagnostics = [], list(discovery_diagnostics)
-    problems = []      # the context tree's problems (§20.1), in index order
-    documents = []     # (object, ContextDoc) of the context documents, in index order
-    for path, _ in claims:
-        result = results[path]
-        diagnostics += result.diagnostics
-        if result.context:
-            problems += result.diagnostics
-        for obj in result.objects:
-            if obj.id in BUILTIN_IDS:
-                diagnostics.append(Diagnostic("error", "capability_conflict", path,
-                                              "capability id '%s' belongs to a builtin "
-                                              "capability" % obj.id))
-                continue
-            if obj.kind == CONTEXT_KIND:
-                failure, doc = context_checks(result, providers)[id(obj)]
-                if failure is not None:
-                    diagnostics.append(failure)
-                    problems.append(failure)
-                    continue
-                if doc is not None:
-                    documents.append((obj, doc))
-            objects.append(obj)
-    claimants = {}
-    for obj in objects:
-        claimants.setdefault(obj.uri, []).append(obj)
-    duplicates = sorted((uri, group) for uri, group in claimants.items() if len(group) > 1)
-    for uri, group in duplicates:
-        paths = " and ".join(o.path for o in group)
-        for obj in group:
-            diagnostic = Diagnostic("error", "duplicate_identity", obj.path,
-                                    "%s is claimed by %s; every claimant is excluded"
-                                    % (uri, paths))
-            diagnostics.append(diagnostic)
-            if is_context_document(obj):
-                problems.append(diagnostic)
-    kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
-    checked = [doc for _, doc in documents]
-    if duplicates:
-        documents = [(o, doc) for o, doc in documents if len(claimants[o.uri]) == 1]
-    # The claimants of one id are excluded, yet declared: the shell tool checks them
-    # across documents too, and `supersedes` of their id names the first of them.
-    tree = ContextTree(decl, [doc for _, doc in documents], listed, providers, problems,
-                       checked)
-    diagnostics += tree.cross_problems
-    return Index(kept, diagnostics, results, tree)
-
-
-class Declarations:
-    """The layer's declarations as read at one moment: the root, the discovery mode, the
-    manifest, the source classes and the kinds (§2.2, §4.2, §4.4). A change to any of
-    them re-reads every file."""
-
-    def __init__(self, root, discovery, manifest, classes, kinds, lists):
-        self.root, self.discovery, self.manifest = root, discovery, manifest
-        self.classes, self.kinds = classes, kinds
-        # What the last discovery said of the files beyond their paths: the index's
-        # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
-        self.links, self.on_disk = frozenset(), {}
-        self.folders = {}   # folder -> the symlink on its way, or None (linked_folder)
-        knowledge = manifest.sections["knowledge"]
-        # What a live process stats to see a declaration change (§15.2). The knowledge
-        # folder's own signature moves when a kinds file or an allow/ folder appears or
-        # goes, so only those present are stat'ed (a missing file costs an exception).
-        self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge] + [
-            path for path in (knowledge + "/kinds.yaml", knowledge + "/allow")
-            if os.path.lexists(native_path(root, path))] + lists
-
-    def full(self, path):
-        """The platform's path of a discovered file."""
-        return native_path(self.root, self.on_disk.get(path, path))
-
-
-def read_declarations(root, discovery):
-    """Manifest → sources → kinds (§9.0); every defect raises Fatal, whose `watched` names
-    the declarations to follow until they can be read (a live process, §25)."""
-    watched = [MANIFEST, LAYER_TREE]
-    try:
-        manifest = read_manifest(root, _manifest_allow())
-        knowledge = manifest.sections.get("knowledge")
-        if knowledge is not None:
-            allow = knowledge + "/allow"
-            watched += [knowledge + "/sources.yaml", knowledge, knowledge + "/kinds.yaml",
-                        allow] + [allow + "/" + name for name in _names_in(root, allow)]
-        classes = read_sources(root, manifest)
-        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
-    except Fatal as exc:
-        exc.watched = watched
-        raise
-    return Declarations(root, discovery, manifest, classes, kinds, lists)
-
-
-def _names_in(root, folder):
-    try:
-        return sorted(os.listdir(native_path(root, folder)))
-    except OSError:
-        return []
-
-
-def discover_files(decl, counters, listing=None):
-    """One discovery (§4.3): (claims, diagnostics, the directories a walk entered, every
-    path listed). `listing`: the git listing, when the caller started it earlier."""
-    began = time.perf_counter_ns()
-    if decl.discovery == "vcs":
-        (paths, decl.links), directories = list_vcs(decl.root, listing), ()
-    else:
-        paths, directories, decl.on_disk = list_filesystem(decl.root, decl.manifest)
-    claims, diagnostics = discover(paths, decl.classes, decl.manifest)
-    counters.count("repository_scans")
-    counters.phase("repository_discovery", began)
-    return claims, diagnostics, directories, paths
-
-
-# ---------------------------------------------------------------------------------------
-# 7. Context documents (§20): the contract each one meets, the checks across them (part of
-#    building every index), and what governs a path: the ancestor chain, filtered and
+# 10. Context documents (§20): the contract each one meets, the checks across them (part
+#    of building every index), and what governs a path: the ancestor chain, filtered and
 #    ordered, with supersession. The later shell tool (oracle/context/) is the judge: its
 #    classes, messages, order and text are reproduced as it has them.
 # ---------------------------------------------------------------------------------------
@@ -3377,10 +3003,439 @@ def _pad(text, width):
     return text + " " * max(0, width - len(text.encode("utf-8")))
 
 
+def scope_path(root, given):
+    """A path of an announced scope, normalised and refused as §20.2's target is
+    (target_path, refuse_outside). It need not exist (a peer may announce a file it will
+    create): its nearest existing ancestor must not lead outside the repository."""
+    path = target_path(root, given)
+    probe = path
+    while probe != "." and not os.path.lexists(native_path(root, probe)):
+        probe = probe.rpartition("/")[0] or "."
+    refuse_outside(root, native_path(root, probe) if probe != "." else root, path)
+    return path
+
+
 # ---------------------------------------------------------------------------------------
-# 8. Ranked search (§21): terms folded alike in queries and objects, and BM25F over an
+# 11. The index (§5): each discovered file read by its kind into an object, or excluded
+#    with a named diagnostic; duplicate identities exclude every claimant.
+# ---------------------------------------------------------------------------------------
+
+class LayerObject:
+    """One object of the index (§5.2)."""
+
+    __slots__ = ("uri", "id", "kind", "identity", "title", "description", "metadata",
+                 "media_type", "content", "provenance", "path", "body_at", "prompt",
+                 "descriptor", "problems")
+
+    def __init__(self, kind, identity, metadata, content, provenance, title, description,
+                 media_type, body):
+        self.kind = kind.name
+        self.identity = identity
+        self.uri = "majordomus://%s/%s" % (kind.name, identity)
+        self.id = "%s.%s" % (kind.name, identity)
+        self.title = title
+        self.description = description
+        self.metadata = metadata
+        self.media_type = media_type
+        self.content = content
+        self.provenance = provenance
+        self.path = provenance["path"]
+        # Where the text after the front matter starts (markdown), or None: the body is
+        # sliced from the content when asked for, not kept twice (§23).
+        self.body_at = None if body is None else len(content) - len(body)
+        self.prompt = kind.prompt        # served as an MCP prompt too (§17)
+        self.descriptor = self.problems = None   # its capability, made on first use
+
+    @property
+    def body(self):
+        """The text after the front matter (markdown), or None."""
+        at = self.body_at
+        return None if at is None else self.content[at:]
+
+    def tags(self):
+        tags = self.metadata.get("tags")
+        return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def _read_text(full, info, failure, linked=False, kept=None):
+    """§5.1 check 2: a regular file, not a symlink, at most 4 MiB, UTF-8. `info` is the
+    file's lstat (or None, and `failure` the OSError); `failure` a NotPlain: a folder on
+    its path is a symlink; `linked`: a symlink in the git index, whatever is on disk;
+    `kept`, a list: the bytes read are appended to it."""
+    if isinstance(failure, NotPlain):      # a folder on its path is a symlink
+        raise _Excluded(failure.code, failure.message)
+    if info is None:
+        raise _Excluded("unreadable", _os_reason(failure))
+    if linked:
+        raise _Excluded("symlink", "a symlink is not read; sources are regular files")
+    try:
+        data = read_plain(full, info)[0]
+    except NotPlain as exc:
+        raise _Excluded(exc.code, exc.message)
+    if kept is not None:
+        kept.append(data)
+    try:
+        return data.decode("utf-8"), len(data)
+    except UnicodeDecodeError as exc:
+        raise _Excluded("invalid_utf8", str(exc))
+
+
+def _heading(body):
+    """The first body line starting with `# `, trimmed; None when absent or empty."""
+    at = 0 if body.startswith("# ") else body.find("\n# ") + 1
+    if at == 0 and not body.startswith("# "):
+        return None
+    end = body.find("\n", at)
+    text = (body[at + 2:] if end < 0 else body[at + 2:end]).strip()
+    return text or None
+
+
+def _field_text(metadata, field):
+    text = render_scalar(metadata.get(field)) if field else None
+    return text or None
+
+
+class FileResult:
+    """What reading one discovered file gave: its objects (none, one, or one per member)
+    and its diagnostics, kept across generations while its class and signature stay.
+    `context`: its diagnostics are problems of the context tree too (§20.1). `checked`:
+    its objects' §20.1 checks for one policy, made once (context_checks)."""
+
+    __slots__ = ("source_id", "signature", "objects", "diagnostics", "context", "racy",
+                 "checked")
+
+    def __init__(self, source_id, signature, objects, diagnostics, context=False):
+        self.source_id, self.signature = source_id, signature
+        self.objects, self.diagnostics = objects, diagnostics
+        self.context, self.checked = context, None
+        # A racily clean file (§15.2, §24): the hash of the bytes read, which the sweep
+        # compares while its mtime is too close to that read to tell an edit.
+        self.racy = None
+
+
+def read_file(decl, path, source):
+    """§5.1: one discovered file read by its kind, the first failed check excluding it."""
+    full, kept = decl.full(path), []
+    began = time.time_ns()
+    try:
+        info, failure = os.lstat(full), None
+    except OSError as exc:
+        info, failure = None, exc
+    folder = linked_folder(decl.root, decl.on_disk.get(path, path), decl.folders)
+    if folder is not None:
+        failure = NotPlain("symlink", LINKED_FOLDER % folder)
+    try:
+        objects, diagnostics = _read_file(decl, path, source, full, info, failure, kept)
+        context = False
+    except _Excluded as exc:
+        objects, diagnostics = [], [Diagnostic("error", exc.code, path, exc.message)]
+        # A file of the context tree (§20.1) that is excluded is a problem of the tree.
+        context = exc.context or (exc.code == "symlink" and in_layer_tree(path)) or (
+            is_context_convention(decl.manifest, path))
+    result = FileResult(source.id, file_signature(info), objects, diagnostics, context)
+    if kept and began - info.st_mtime_ns < RACY_NS:
+        result.racy = hash(kept[0])
+    return result
+
+
+def _read_file(decl, path, source, full, info, failure, kept=None):
+    kind = decl.kinds.get(source.kind)
+    if kind is None:
+        raise _Excluded("unknown_kind", "class '%s' declares kind '%s', which this executable "
+                        "does not read" % (source.id, source.kind))
+    text, size = _read_text(full, info, failure, path in decl.links, kept)
+    metadata, body, found = {}, text, None
+    if kind.format == "yaml":
+        try:
+            metadata = parse_subset(text)
+        except SubsetError as exc:
+            raise _Excluded("malformed_yaml", str(exc))
+    elif kind.format == "markdown" and kind.front_matter != "none":
+        try:
+            found, body = split_front_matter(text)
+        except SubsetError as exc:
+            raise _Excluded("malformed_front_matter", str(exc),
+                            context=broken_front_is_context(path, text, str(exc)))
+        if found is None:
+            if kind.without_front_matter:
+                kind = decl.kinds[kind.without_front_matter]
+            elif kind.front_matter == "required":
+                raise _Excluded("missing_front_matter", "no front matter, and the kind requires it")
+        else:
+            metadata = found
+            declared = metadata.get("kind")
+            if declares_context_schema(path, metadata):
+                declared = CONTEXT_KIND   # `schema: context/…` under .ai/ is one (§20.1)
+            if (isinstance(declared, str) and declared != kind.name
+                    and declared in decl.kinds.declared):
+                kind = decl.kinds[declared]   # the file chose its kind (§4.1 `declared`)
+    if kind.name == CONTEXT_KIND:
+        try:
+            return _read_object(decl, kind, metadata, text, body, path, source, size)
+        except _Excluded as exc:
+            exc.context = in_layer_tree(path)    # a context document that fails its contract
+            raise
+    if is_context_convention(decl.manifest, path):
+        raise _Excluded("invalid_context", convention_message(path, found, text), context=True)
+    return _read_object(decl, kind, metadata, text, body, path, source, size)
+
+
+def _read_object(decl, kind, metadata, text, body, path, source, size):
+    """§5.1 checks 4-7 for a file whose kind is settled; its object (or members)."""
+    if kind.format != "text":
+        if kind.allow is not None:
+            unknown = kind.allow.unknown(key_paths(metadata))
+            if unknown:
+                raise _Excluded("unknown_key", "key(s) not in %s: %s"
+                                % (kind.allow.where, ", ".join(unknown)))
+        if not kind.members:
+            declared = metadata.get("kind")
+            if (isinstance(declared, str) and declared != kind.name
+                    and not (kind.name == CONTEXT_KIND and in_layer_tree(path))):
+                raise _Excluded("kind_mismatch", "declares kind '%s' but was discovered by class "
+                                "'%s' as '%s'" % (declared, source.id, kind.name))
+        _check_version(kind, metadata)
+        if kind.name == CONTEXT_KIND and in_layer_tree(path):
+            check_context_contract(metadata)
+    provenance = {"path": path, "directory": sys.intern(path.rpartition("/")[0] or "."),
+                  "source_class": source.id}
+    section = decl.manifest.section_of(path)
+    if section is not None:
+        provenance["section"] = section
+    if kind.members:
+        return _read_members(kind, metadata, path, provenance, size)
+    provenance["bytes"] = size
+    identity = _identity(kind, metadata, path)
+    if kind.title == "@heading":
+        title = _heading(body) if kind.format != "yaml" else None
+    else:
+        title = _field_text(metadata, kind.title)
+    return (LayerObject(kind, identity, metadata, text, provenance, title,
+                        _field_text(metadata, kind.description), kind.media_type,
+                        body if kind.format == "markdown" else None),), ()
+
+
+def _check_version(kind, metadata):
+    """§5.1 check 6: the kind's schema_version field holds a supported value, typed."""
+    field = kind.version_field
+    if not field:
+        return
+    value = metadata.get(field)
+    if type(kind.supported[0]) is int:
+        if type(value) is not int:
+            raise _Excluded("missing_field", "no integer '%s'" % field)
+    elif not isinstance(value, str):
+        raise _Excluded("missing_field", "no '%s'" % field)
+    if value not in kind.supported:
+        raise _Excluded("unsupported_version", "%s %s is not among the supported %s"
+                        % (field, json_default(value), json_default(kind.supported)))
+
+
+def _identity(kind, metadata, path):
+    """§5.1 check 7: the identity fields joined with `@`, or the path."""
+    if not kind.identity:
+        if not uri_safe(path):
+            raise _Excluded("invalid_identity", "the path is the identity of a %s, and a URI "
+                            "cannot carry whitespace or a control character" % kind.name)
+        return path
+    values = []
+    for field in kind.identity:
+        value = render_scalar(metadata.get(field))
+        if not value:
+            raise _Excluded("missing_field", "identity field '%s' is absent or empty" % field)
+        if not has_no_space(value) or "/" in value or "@" in value:
+            raise _Excluded("missing_field", "identity field '%s' carries '/', '@' or "
+                            "whitespace: '%s'" % (field, value))
+        values.append(value)
+    return "@".join(values)
+
+
+def _read_members(kind, metadata, path, provenance, size):
+    """§5.1 members: one object per item of the list `kind.members`; a bad item is
+    excluded alone, with a diagnostic on the file's path."""
+    items = metadata.get(kind.members)
+    if not isinstance(items, list):
+        raise _Excluded("missing_field", "no list '%s' holding the members" % kind.members)
+    objects, diagnostics = [], []
+    for number, item in enumerate(items):
+        member = "%s.%d" % (kind.members, number)
+        if not isinstance(item, dict):
+            diagnostics.append(Diagnostic("error", "malformed_yaml", path,
+                                          "member %s is not a mapping" % member))
+            continue
+        try:
+            identity = _identity(kind, item, path) if kind.identity else member
+        except _Excluded as exc:
+            diagnostics.append(Diagnostic("error", exc.code, path,
+                                          "member %s: %s" % (member, exc.message)))
+            continue
+        origin = dict(provenance, member=member, bytes=size)
+        content = json_pretty(item)
+        objects.append(LayerObject(kind, identity, item, content, origin,
+                                   _field_text(item, kind.title) if kind.title != "@heading"
+                                   else None, _field_text(item, kind.description),
+                                   "application/json", None))
+    return objects, diagnostics
+
+
+class Index:
+    """The objects in URI order, the diagnostics in index order, the state, the context
+    tree (§20.1), and the result of reading each file (what the next, incremental build
+    starts from)."""
+
+    def __init__(self, objects, diagnostics, results, context):
+        self.objects = sorted(objects, key=lambda o: o.uri)
+        self.by_uri = {o.uri: o for o in self.objects}
+        self.diagnostics = diagnostics
+        self.results = results
+        self.context = context
+        self.errors = sum(1 for d in diagnostics if d.severity == "error")
+        self.state = "degraded" if self.errors else "ok"
+        counts = {}
+        for obj in self.objects:
+            counts[obj.kind] = counts.get(obj.kind, 0) + 1
+        self.kinds = dict(sorted(counts.items()))
+
+    def signatures(self):
+        return {path: result.signature for path, result in self.results.items()}
+
+
+def build_index(decl, claims, discovery_diagnostics, counters, previous=None, signatures=None,
+                listed=(), reserved=frozenset()):
+    """§5: the index of the claimed files. A file whose class and signature are those it
+    had in `previous` keeps its result; only new or changed files are read (§15.2).
+    `listed` is every path discovery saw (what a context document's `tracks` match);
+    `reserved`, the builtin capabilities' ids, which no object may declare."""
+    results, read = {}, 0
+    decl.folders = {}          # each folder is asked once per build whether it is a link
+    for path, source in claims:
+        result = previous.get(path) if previous is not None else None
+        if (result is None or result.source_id != source.id
+                or result.signature != signatures.get(path)):
+            result = read_file(decl, path, source)
+            read += 1
+        results[path] = result
+    counters.count("files_read", read)
+    providers = policy_providers(decl, results)
+    objects, diagnostics = [], list(discovery_diagnostics)
+    problems = []      # the context tree's problems (§20.1), in index order
+    documents = []     # (object, ContextDoc) of the context documents, in index order
+    for path, _ in claims:
+        result = results[path]
+        diagnostics += result.diagnostics
+        if result.context:
+            problems += result.diagnostics
+        for obj in result.objects:
+            if obj.id in reserved:
+                diagnostics.append(Diagnostic("error", "capability_conflict", path,
+                                              "capability id '%s' belongs to a builtin "
+                                              "capability" % obj.id))
+                continue
+            if obj.kind == CONTEXT_KIND:
+                failure, doc = context_checks(result, providers)[id(obj)]
+                if failure is not None:
+                    diagnostics.append(failure)
+                    problems.append(failure)
+                    continue
+                if doc is not None:
+                    documents.append((obj, doc))
+            objects.append(obj)
+    claimants = {}
+    for obj in objects:
+        claimants.setdefault(obj.uri, []).append(obj)
+    duplicates = sorted((uri, group) for uri, group in claimants.items() if len(group) > 1)
+    for uri, group in duplicates:
+        paths = " and ".join(o.path for o in group)
+        for obj in group:
+            diagnostic = Diagnostic("error", "duplicate_identity", obj.path,
+                                    "%s is claimed by %s; every claimant is excluded"
+                                    % (uri, paths))
+            diagnostics.append(diagnostic)
+            if is_context_document(obj):
+                problems.append(diagnostic)
+    kept = [o for o in objects if len(claimants[o.uri]) == 1] if duplicates else objects
+    checked = [doc for _, doc in documents]
+    if duplicates:
+        documents = [(o, doc) for o, doc in documents if len(claimants[o.uri]) == 1]
+    # The claimants of one id are excluded, yet declared: the shell tool checks them
+    # across documents too, and `supersedes` of their id names the first of them.
+    tree = ContextTree(decl, [doc for _, doc in documents], listed, providers, problems,
+                       checked)
+    diagnostics += tree.cross_problems
+    return Index(kept, diagnostics, results, tree)
+
+
+class Declarations:
+    """The layer's declarations as read at one moment: the root, the discovery mode, the
+    manifest, the source classes and the kinds (§2.2, §4.2, §4.4). A change to any of
+    them re-reads every file."""
+
+    def __init__(self, root, discovery, manifest, classes, kinds, lists):
+        self.root, self.discovery, self.manifest = root, discovery, manifest
+        self.classes, self.kinds = classes, kinds
+        # What the last discovery said of the files beyond their paths: the index's
+        # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
+        self.links, self.on_disk = frozenset(), {}
+        self.folders = {}   # folder -> the symlink on its way, or None (linked_folder)
+        knowledge = manifest.sections["knowledge"]
+        # What a live process stats to see a declaration change (§15.2). The knowledge
+        # folder's own signature moves when a kinds file or an allow/ folder appears or
+        # goes, so only those present are stat'ed (a missing file costs an exception).
+        self.watched = [MANIFEST, knowledge + "/sources.yaml", knowledge] + [
+            path for path in (knowledge + "/kinds.yaml", knowledge + "/allow")
+            if os.path.lexists(native_path(root, path))] + lists
+
+    def full(self, path):
+        """The platform's path of a discovered file."""
+        return native_path(self.root, self.on_disk.get(path, path))
+
+
+def read_declarations(root, discovery):
+    """Manifest → sources → kinds (§9.0); every defect raises Fatal, whose `watched` names
+    the declarations to follow until they can be read (a live process, §25)."""
+    watched = [MANIFEST, LAYER_TREE]
+    try:
+        manifest = read_manifest(root, _manifest_allow())
+        knowledge = manifest.sections.get("knowledge")
+        if knowledge is not None:
+            allow = knowledge + "/allow"
+            watched += [knowledge + "/sources.yaml", knowledge, knowledge + "/kinds.yaml",
+                        allow] + [allow + "/" + name for name in _names_in(root, allow)]
+        classes = read_sources(root, manifest)
+        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+    except Fatal as exc:
+        exc.watched = watched
+        raise
+    return Declarations(root, discovery, manifest, classes, kinds, lists)
+
+
+def _names_in(root, folder):
+    try:
+        return sorted(os.listdir(native_path(root, folder)))
+    except OSError:
+        return []
+
+
+def discover_files(decl, counters, listing=None):
+    """One discovery (§4.3): (claims, diagnostics, the directories a walk entered, every
+    path listed). `listing`: the git listing, when the caller started it earlier."""
+    began = time.perf_counter_ns()
+    if decl.discovery == "vcs":
+        (paths, decl.links), directories = list_vcs(decl.root, listing), ()
+    else:
+        paths, directories, decl.on_disk = list_filesystem(decl.root, decl.manifest)
+    claims, diagnostics = discover(paths, decl.classes, decl.manifest)
+    counters.count("repository_scans")
+    counters.phase("repository_discovery", began)
+    return claims, diagnostics, directories, paths
+
+
+# ---------------------------------------------------------------------------------------
+# 12. Ranked search (§21): terms folded alike in queries and objects, and BM25F over an
 #    object's fields, from a term index built once per generation on first use.
 # ---------------------------------------------------------------------------------------
+
+SNIPPET_LIMIT = 200
 
 # Three weighted fields: identity, title and tags (the object's name for itself); the
 # description; the content without its front matter. Lengths are counted in characters.
@@ -4020,7 +4075,7 @@ def ranked_snippet(obj, terms):
 
 
 # ---------------------------------------------------------------------------------------
-# 9. The brief (§26): what an agent needs before it works on a path, in one answer and
+# 13. The brief (§26): what an agent needs before it works on a path, in one answer and
 #    in any state of the layer: the chain of §20.2 with the documents' text, the rules in
 #    force, the default profile and what the intent relates to, within a line budget.
 #    brief() decides what goes in (the JSON); brief_text() renders the JSON as the
@@ -4362,8 +4417,8 @@ def _rule_line(rule):
 
 
 # ---------------------------------------------------------------------------------------
-# 10. The capability registry and execution (§7): descriptors without code, one
-#     `execute(id, input)` for every caller, input validation, counters, a generation.
+# 14. The capability registry (§7): descriptors without code (the builtins' and the layer's
+#    declarative ones), their schemas, the registry's invariants, input validation.
 # ---------------------------------------------------------------------------------------
 
 class Counters:
@@ -5046,136 +5101,13 @@ def check_input(schema, value):
             raise InvalidInput("property '%s' must be at most %d" % (name, rule["maximum"]))
 
 
-class Generation:
-    """One immutable snapshot of the layer (§15.1): its declarations and index, HEAD and
-    the branch, the registry, and every projection prepared from them (each at most once,
-    on first use). Everything that answers a request asks one generation."""
-
-    def __init__(self, number, decl, index, head, counters, dirs=None, live=None,
-                 previous=None):
-        self.number, self.decl, self.index, self.counters = number, decl, index, counters
-        self.root = decl.root
-        self.head, self.branch = head
-        self.dirs = dirs          # GitDirs of the work tree, or None outside one
-        self.live = live          # the Live that owns this generation (None: one-shot)
-        self.broken = None        # the fatal message, when the layer cannot be read (§25)
-        began = time.perf_counter_ns()
-        self.registry = Registry(builtin_descriptors(), index.objects)
-        counters.count("registry_builds")
-        counters.phase("registry_build", began)
-        import _thread
-        self._memo = {}
-        self._memo_lock = _thread.RLock()   # a projection may be built from another
-        self._cache = {}
-        # The term index of the previous generation, if it made one: the next one takes
-        # the texts of unchanged objects from it (§21).
-        self.previous_terms = None if previous is None else (
-            previous._memo.get("terms") or previous.previous_terms)
-
-    def memo(self, name, build):
-        """The projection `name` of this generation, built by `build()` the first time
-        (under a lock: concurrent first requests under `serve` build it once)."""
-        value = self._memo.get(name, _MISSING)
-        if value is _MISSING:
-            with self._memo_lock:
-                value = self._memo.get(name, _MISSING)
-                if value is _MISSING:
-                    value = self._memo[name] = build()
-        return value
-
-    def recent(self, name, most, key, build):
-        """The value of `key` in this generation's projection `name` (a dict), built by
-        `build()` on first use; the last `most` keys built are kept, the oldest goes
-        first."""
-        kept = self.memo(name, dict)
-        value = kept.get(key, _MISSING)
-        if value is _MISSING:
-            value = build()
-            with self._memo_lock:
-                if len(kept) >= most:
-                    del kept[next(iter(kept))]
-                kept[key] = value
-        return value
-
-    def search_table(self):
-        """[(object, its identity, title, description and content, lower-cased, one text)]
-        in URI order: one substring test an object."""
-        return self.memo("search", lambda: [
-            (obj, "\0".join((obj.identity, obj.title or "", obj.description or "",
-                             obj.content)).lower())
-            for obj in self.index.objects])
-
-    def execute(self, cap_id, arguments, caller=None):
-        """§7.5: the one way anything runs a capability. `caller` is the Peer of the session
-        asking (§27), None where no session asks (the CLI, a REST request without one)."""
-        self.counters.count("executions")
-        descriptor = self.registry.by_id.get(cap_id)
-        if descriptor is None:
-            raise NotFound("unknown capability: %s" % cap_id)
-        if self.broken is not None and cap_id != "repository.info":
-            raise Refused("the layer cannot be read: %s" % self.broken)
-        if descriptor["kind"] not in _EXECUTABLE:
-            raise Refused("capability '%s' is a resource: it is read, never executed" % cap_id)
-        check_input(descriptor["input"]["schema"], arguments)
-        cache = descriptor["cache"]
-        if cache["policy"] != "process":
-            return self._invoke(cap_id, arguments, caller)
-        began = time.perf_counter_ns()
-        # The cache belongs to the generation, so its key needs no index fingerprint.
-        key = (cap_id, json_compact(arguments, sort_keys=True))
-        entries = self._cache.setdefault(cap_id, {})
-        hit = entries.get(key, _MISSING)
-        self.counters.phase("cache_lookup", began)
-        if hit is not _MISSING:
-            self.counters.count("cache_hits")
-            return hit
-        self.counters.count("cache_misses")
-        value = self._invoke(cap_id, arguments)   # an error propagates: never cached
-        with self.counters.lock:
-            entries[key] = value
-            while len(entries) > cache["max_entries"]:
-                del entries[next(iter(entries))]
-                self.counters.values["cache_evictions"] += 1
-        return value
-
-    def _invoke(self, cap_id, arguments, caller=None):
-        self.counters.count("handler_invocations")
-        began = time.perf_counter_ns()
-        try:
-            if cap_id in CALLER_HANDLERS:
-                return HANDLERS[cap_id](self, arguments, caller)
-            return HANDLERS[cap_id](self, arguments)
-        except CapabilityError:
-            raise
-        except Exception as exc:  # a handler defect is the request's Internal error
-            log(DEBUG, "handler failed", id=cap_id, traceback=_traceback_text())
-            raise Internal("%s failed: %s" % (cap_id, exc))
-        finally:
-            self.counters.phase("handler_execution", began)
-
-    def kinds_present(self, kind):
-        if kind is not None and kind not in self.index.kinds:
-            raise InvalidInput("kind '%s' is not among the kinds this repository has: %s"
-                               % (kind, ", ".join(self.index.kinds)))
-
-    def prompts(self):
-        """{name: object} of every object that is also an MCP prompt (§17)."""
-        return self.memo("prompts", lambda: {
-            name: self.index.by_uri[d["exposure"]["mcp"]["resource"]["uri"]]
-            for name, d in sorted(self.registry.by_prompt.items())})
-
-
 _MISSING = object()
 
 
-def _traceback_text():
-    """The current exception's traceback for a debug log line; never raises itself."""
-    try:
-        import traceback
-        return traceback.format_exc()
-    except Exception:  # e.g. the source of a frame cannot be read any more
-        return "(traceback unavailable)"
-
+# ---------------------------------------------------------------------------------------
+# 15. Execution and resolution (§7.5, §7.6, §8): the builtin handlers, one resolution
+#    from a URI to an answer, and a generation: one `execute(id, input)` for every caller.
+# ---------------------------------------------------------------------------------------
 
 # Keyset cursors (§16): opaque to clients, naming the last URI (or id) an answer held.
 _CURSOR_TAG = "mj1"
@@ -5249,9 +5181,6 @@ def handle_list(gen, arguments):
 
 def _uri_of(obj):
     return obj.uri
-
-
-SNIPPET_LIMIT = 200
 
 
 def handle_search(gen, arguments):
@@ -5464,22 +5393,6 @@ def handle_announce(gen, arguments, caller=None):
     scope = list(dict.fromkeys(scope_path(gen.root, path) for path in arguments["scope"]))
     return gen.live.board.announce(caller, intent, scope)
 
-
-HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
-            "objects.get": handle_get, "objects.search": handle_search,
-            "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
-            "prompts.get": handle_prompt, "perf.counters": handle_perf,
-            "context.resolve": resolve_context, "context.brief": brief,
-            "peers.list": handle_peers, "peers.announce": handle_announce}
-# The handlers that are told who asks (§27): the peers, and objects.get, which reads
-# majordomus://peers for its caller as resources/read does.
-CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
-
-
-# ---------------------------------------------------------------------------------------
-# 11. Resolution (§8): what a URI resolves to, rendered as a ResourceView or as text.
-# ---------------------------------------------------------------------------------------
-
 def resolve(gen, uri, caller=None):
     """§8: the only path from a URI to an answer (objects.get and resources/read); a query
     runs for `caller` (§27: majordomus://peers names who asks)."""
@@ -5545,9 +5458,139 @@ class Resolved:
         return out
 
 
+HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
+            "objects.get": handle_get, "objects.search": handle_search,
+            "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
+            "prompts.get": handle_prompt, "perf.counters": handle_perf,
+            "context.resolve": resolve_context, "context.brief": brief,
+            "peers.list": handle_peers, "peers.announce": handle_announce}
+# The handlers that are told who asks (§27): the peers, and objects.get, which reads
+# majordomus://peers for its caller as resources/read does.
+CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
+
+
+class Generation:
+    """One immutable snapshot of the layer (§15.1): its declarations and index, HEAD and
+    the branch, the registry, and every projection prepared from them (each at most once,
+    on first use). Everything that answers a request asks one generation."""
+
+    def __init__(self, number, decl, index, head, counters, dirs=None, live=None,
+                 previous=None):
+        self.number, self.decl, self.index, self.counters = number, decl, index, counters
+        self.root = decl.root
+        self.head, self.branch = head
+        self.dirs = dirs          # GitDirs of the work tree, or None outside one
+        self.live = live          # the Live that owns this generation (None: one-shot)
+        self.broken = None        # the fatal message, when the layer cannot be read (§25)
+        began = time.perf_counter_ns()
+        self.registry = Registry(builtin_descriptors(), index.objects)
+        counters.count("registry_builds")
+        counters.phase("registry_build", began)
+        import _thread
+        self._memo = {}
+        self._memo_lock = _thread.RLock()   # a projection may be built from another
+        self._cache = {}
+        # The term index of the previous generation, if it made one: the next one takes
+        # the texts of unchanged objects from it (§21).
+        self.previous_terms = None if previous is None else (
+            previous._memo.get("terms") or previous.previous_terms)
+
+    def memo(self, name, build):
+        """The projection `name` of this generation, built by `build()` the first time
+        (under a lock: concurrent first requests under `serve` build it once)."""
+        value = self._memo.get(name, _MISSING)
+        if value is _MISSING:
+            with self._memo_lock:
+                value = self._memo.get(name, _MISSING)
+                if value is _MISSING:
+                    value = self._memo[name] = build()
+        return value
+
+    def recent(self, name, most, key, build):
+        """The value of `key` in this generation's projection `name` (a dict), built by
+        `build()` on first use; the last `most` keys built are kept, the oldest goes
+        first."""
+        kept = self.memo(name, dict)
+        value = kept.get(key, _MISSING)
+        if value is _MISSING:
+            value = build()
+            with self._memo_lock:
+                if len(kept) >= most:
+                    del kept[next(iter(kept))]
+                kept[key] = value
+        return value
+
+    def search_table(self):
+        """[(object, its identity, title, description and content, lower-cased, one text)]
+        in URI order: one substring test an object."""
+        return self.memo("search", lambda: [
+            (obj, "\0".join((obj.identity, obj.title or "", obj.description or "",
+                             obj.content)).lower())
+            for obj in self.index.objects])
+
+    def execute(self, cap_id, arguments, caller=None):
+        """§7.5: the one way anything runs a capability. `caller` is the Peer of the session
+        asking (§27), None where no session asks (the CLI, a REST request without one)."""
+        self.counters.count("executions")
+        descriptor = self.registry.by_id.get(cap_id)
+        if descriptor is None:
+            raise NotFound("unknown capability: %s" % cap_id)
+        if self.broken is not None and cap_id != "repository.info":
+            raise Refused("the layer cannot be read: %s" % self.broken)
+        if descriptor["kind"] not in _EXECUTABLE:
+            raise Refused("capability '%s' is a resource: it is read, never executed" % cap_id)
+        check_input(descriptor["input"]["schema"], arguments)
+        cache = descriptor["cache"]
+        if cache["policy"] != "process":
+            return self._invoke(cap_id, arguments, caller)
+        began = time.perf_counter_ns()
+        # The cache belongs to the generation, so its key needs no index fingerprint.
+        key = (cap_id, json_compact(arguments, sort_keys=True))
+        entries = self._cache.setdefault(cap_id, {})
+        hit = entries.get(key, _MISSING)
+        self.counters.phase("cache_lookup", began)
+        if hit is not _MISSING:
+            self.counters.count("cache_hits")
+            return hit
+        self.counters.count("cache_misses")
+        value = self._invoke(cap_id, arguments)   # an error propagates: never cached
+        with self.counters.lock:
+            entries[key] = value
+            while len(entries) > cache["max_entries"]:
+                del entries[next(iter(entries))]
+                self.counters.values["cache_evictions"] += 1
+        return value
+
+    def _invoke(self, cap_id, arguments, caller=None):
+        self.counters.count("handler_invocations")
+        began = time.perf_counter_ns()
+        try:
+            if cap_id in CALLER_HANDLERS:
+                return HANDLERS[cap_id](self, arguments, caller)
+            return HANDLERS[cap_id](self, arguments)
+        except CapabilityError:
+            raise
+        except Exception as exc:  # a handler defect is the request's Internal error
+            log(DEBUG, "handler failed", id=cap_id, traceback=_traceback_text())
+            raise Internal("%s failed: %s" % (cap_id, exc))
+        finally:
+            self.counters.phase("handler_execution", began)
+
+    def kinds_present(self, kind):
+        if kind is not None and kind not in self.index.kinds:
+            raise InvalidInput("kind '%s' is not among the kinds this repository has: %s"
+                               % (kind, ", ".join(self.index.kinds)))
+
+    def prompts(self):
+        """{name: object} of every object that is also an MCP prompt (§17)."""
+        return self.memo("prompts", lambda: {
+            name: self.index.by_uri[d["exposure"]["mcp"]["resource"]["uri"]]
+            for name, d in sorted(self.registry.by_prompt.items())})
+
+
 # ---------------------------------------------------------------------------------------
-# 12. The live layer (§15): the current generation of a long-lived process, kept fresh by
-#     a stamp and a sweep, rebuilt from what changed, and the notifications that follow.
+# 16. The live layer (§15): the current generation of a long-lived process, kept fresh by
+#    a stamp and a sweep, rebuilt from what changed; its followers told each Change.
 # ---------------------------------------------------------------------------------------
 
 SWEEP_EVERY = 1.0        # seconds: a request sweeps at most this often
@@ -5610,7 +5653,8 @@ def read_generation(root, discovery, counters, live=None):
     head = read_head(dirs) if dirs is not None else (None, None)
     began = time.perf_counter_ns()
     with _Building():
-        index = build_index(decl, claims, diagnostics, counters, listed=listed)
+        index = build_index(decl, claims, diagnostics, counters, listed=listed,
+                            reserved=BUILTIN_IDS)
         counters.phase("index_build", began)
         counters.count("index_builds")
         counters.values["generation"] = 1
@@ -5700,16 +5744,20 @@ def _moved(files, lstat):
     return False
 
 
-class Listener:
-    """A client that hears of changes: which lists it follows, which URIs, and how a
-    notification reaches it (`send(method, params)`, a whole frame or event)."""
+class Change:
+    """What a new generation changed, as every follower of the live layer is told it (a
+    follower says it in its own words: MCP notifications, a page's event)."""
 
-    def __init__(self, send, resources_list=True, prompts_list=True, uris=(),
-                 generations=False):
-        self.send = send
-        self.resources_list, self.prompts_list = resources_list, prompts_list
-        self.uris = set(uris)
-        self.generations = generations     # told of every new generation (a page, §22)
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+        # Would a listing of resources (or of prompts) differ now?
+        self.resources = _listing_changed(old.index.objects, new.index.objects, _resource_key)
+        self.prompts = _listing_changed(list(old.prompts().values()),
+                                        list(new.prompts().values()), _prompt_key)
+
+    def read_changed(self, uri):
+        """Would reading `uri` answer differently (or not at all) now?"""
+        return _read_changed(self.old, self.new, uri)
 
 
 class Live:
@@ -5717,14 +5765,14 @@ class Live:
     `current()`, which compares the stamp (and, at most once a second, sweeps the kept
     files) and rebuilds only what changed; a failed rebuild keeps the last good one."""
 
-    def __init__(self, start, discovery, counters, watch=True, strict=False):
+    def __init__(self, start, discovery, counters, watch=True, strict=False, board=None):
         import _thread
         self.counters, self.watch, self.strict = counters, watch, strict
         self.stale = None
         self._rebuilding = _thread.allocate_lock()
         self._sweeping = _thread.allocate_lock()
         self._listeners_lock = _thread.allocate_lock()
-        self.listeners = []
+        self.listeners = []       # callables told each new generation's Change
         self._timer = False
         # The idle timer sleeps on `_stopping` (released by close()) and holds `_ticking`
         # while it runs, so that close() can wait for it: no thread of ours may still run
@@ -5732,7 +5780,7 @@ class Live:
         self._stopping = _thread.allocate_lock()
         self._stopping.acquire()
         self._ticking = _thread.allocate_lock()
-        self.board = Board()      # the sessions of this process (§27)
+        self.board = board        # the sessions of this process (§27), if it has any
         self.stale_since = None   # when the last good generation began to be served over
         root = find_root(start)
         try:
@@ -5898,7 +5946,7 @@ class Live:
             with _Building():
                 index = build_index(decl, claims, diagnostics, self.counters,
                                     None if redeclared else old.index.results, wanted,
-                                    listed)
+                                    listed, BUILTIN_IDS)
                 self.counters.phase("index_build", began)
                 new = Generation(old.number + 1, decl, index, head, self.counters, old.dirs,
                                  self, old)
@@ -5976,7 +6024,8 @@ class Live:
     # -- telling the clients (§15.4) --------------------------------------------------
 
     def listen(self, listener):
-        """Start telling `listener` of changes; the idle timer runs while anyone listens."""
+        """Start telling `listener(change)` of each new generation; the idle timer runs
+        while anyone listens."""
         import _thread
         with self._listeners_lock:
             if listener not in self.listeners:
@@ -6023,20 +6072,10 @@ class Live:
             listeners = list(self.listeners)
         if not listeners:
             return
-        resources = _listing_changed(old.index.objects, new.index.objects, _resource_key)
-        prompts = _listing_changed(list(old.prompts().values()), list(new.prompts().values()),
-                                   _prompt_key)
+        change = Change(old, new)
         for listener in listeners:
             try:
-                if resources and listener.resources_list:
-                    listener.send("notifications/resources/list_changed", None)
-                if prompts and listener.prompts_list:
-                    listener.send("notifications/prompts/list_changed", None)
-                for uri in sorted(listener.uris):
-                    if _read_changed(old, new, uri):
-                        listener.send("notifications/resources/updated", {"uri": uri})
-                if listener.generations:
-                    listener.send("generation", {"generation": new.number})
+                listener(change)
             except Exception:  # one client that cannot be told must not stop the others
                 log(DEBUG, "a notification could not be delivered",
                     traceback=_traceback_text())
@@ -6083,88 +6122,119 @@ def _read_changed(old, new, uri):
 
 
 # ---------------------------------------------------------------------------------------
-# 13. The shared server (§27): one server per repository root, found through a lease
-#     outside the repository; the board of its sessions (peers); bridges that forward a
-#     client's frames to the owner, and a takeover when the owner dies; the stdio loop
-#     of `mcp` (StdioLoop), whoever answers it.
+# 17. Sessions and the method table (§9, §15.4, §17, §18, §27): who is connected (one
+#    Session each: its protocol state, what it follows, its place on the board of peers),
+#    and one table of MCP methods: the legacy era (initialize, then requests) and the
+#    2026-07-28 era (stateless, `_meta` on every request) are thin framings over it.
 # ---------------------------------------------------------------------------------------
-#
-# Design.
-# - Election. `mcp` (not --inspect, --standalone or MAJORDOMUS_STANDALONE=1) and `serve`
-#   open the lease directory (made 0700; refused unless the user's, not writable by others,
-#   not a symlink) and the root's lease in it, `<first 16 hex of sha256(real root)>.json`:
-#     absent             -> create it (O_CREAT|O_EXCL, 0600) and lock it: OWNER;
-#     present, unlocked  -> its owner is dead (the kernel drops a dead process's lock, even
-#                           after kill -9): stale: lock it, remove it, elect again (so every
-#                           owner's lease is a file of its own, never a reused one);
-#     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
-#     locked, its pid dead -> a takeover is under way: wait;
-#     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
-#                           this root within 1 s (asked beside the bridge's own connection;
-#                           an owner that has switched that connection is alive, and its
-#                           report, a git status, may take up to 10 s on a large work tree);
-#                           else stale: unlinked (when it is still that file), elect again;
-#     a symlink, not the user's, not private, another root, version or options ->
-#                           STANDALONE, the reason said at info.
-#   The lock decides, not the pid or the file's existence: only one process can hold it, so
-#   two that elect at once never both win, and a lease no process holds is stale however it
-#   got there (a crash, kill -9, a file planted by hand).
-# - Owner. Builds its index and serves its own client on stdio exactly as a standalone
-#   server does; once its first answer is out (or 50 ms have passed) a thread binds
-#   127.0.0.1:0, serves every route of §10, §19 and §22 there (an owner started by `mcp` is
-#   private: every request without the lease's token is refused 401) and writes the lease.
-#   Its client gone, it lingers while a bridge is attached and ends with the last; ending,
-#   it removes the lease (if the file is still its own) and so lets the lock go.
-# - Bridge. Builds no index. Its connection to the owner's /mcp asks to switch (HTTP/1.1
-#   Upgrade: majordomus-stdio, 101) to the stdio framing, one JSON value a line each way,
-#   and the owner serves that connection with its stdio loop (one McpSession, transport
-#   `bridge`). So both eras, batches, requests before initialize, a second initialize, the
-#   line bound and notifications written before the answer they precede are the owner's
-#   stdio behaviour, carried as the lines they are: the bridge parses none of the owner's
-#   frames. (Streamable HTTP differs from stdio in each of those; translating them would be
-#   a second dispatch.) After each line it has handled, the owner writes one line of its
-#   own, `+` (answered) or `-` (not), in the same write as the answer and the notifications
-#   the line's handling wrote; a notification of another thread closes with `=`. The bridge
-#   delivers a group when its mark comes: so it knows which of its client's lines are done
-#   (and counts its answers), and an owner that dies mid-write leaves nothing half told.
-# - Takeover. A bridge keeps what a new server needs to be the same server to its client:
-#   the last legacy initialize, notifications/initialized, the resource subscriptions, the
-#   open subscriptions/listen, the last announce (Kept); and the lines sent but not done.
-#   When the owner's connection ends it elects again. Owner: it builds its index and
-#   replays all that into a local session, whose writes are dropped. Bridge of another: it
-#   sends the replay first (the handshake says how many lines: the owner keeps their
-#   announce from the other peers, and the bridge drops what they produce). Then the lines
-#   not done are sent again, and the client hears list_changed (the layer may have moved
-#   meanwhile) and nothing else. Within 2 s: the dead owner's lock is free at once.
 
-LEASE_PROTOCOL = "majordomus-stdio"      # the Upgrade a bridge asks of /mcp
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSION = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+SERVER_INFO = {"name": "majordomus", "title": "Majordomus", "version": VERSION}
+META_CLIENT = "io.modelcontextprotocol/clientInfo"
+LINE_BOUND = 1048576
+INSTRUCTIONS_BOUND = 600      # characters: the instructions stay short (§27 adds the peers)
+# The results a 2026-07-28 client may cache (for 0 ms: the layer can change any moment).
+_CACHEABLE = frozenset(("server/discover", "tools/list", "resources/list",
+                        "resources/templates/list", "resources/read", "prompts/list"))
+
+
+# -- frames: what one message is on the wire ----------------------------------------------
+
+class RawJSON:
+    """An already-serialised JSON object, spliced into a frame as it is."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, value=None, data=None):
+        self.data = _json_bytes(value) if data is None else data
+
+
+def _json_bytes(value):
+    """Compact UTF-8 JSON; a lone surrogate (from a client's \\ud800) falls back to ASCII."""
+    try:
+        return json_compact(value).encode("utf-8")
+    except UnicodeEncodeError:
+        return json_compact(value, ascii_only=True).encode("ascii")
+
+
+class RpcError(Exception):
+    def __init__(self, code, message, data=None):
+        Exception.__init__(self, message)
+        self.code, self.message, self.data = code, message, data
+
+
+class _ResourceMissing(Exception):
+    """resources/read of a URI nothing serves: each era words it its own way."""
+
+
+def _frame(msg_id, result=None, error=None):
+    """A JSON-RPC response as bytes; a RawJSON result is spliced without re-encoding."""
+    head = b'{"jsonrpc":"2.0","id":' + _json_bytes(msg_id)
+    try:
+        if error is not None:
+            body = {"code": error[0], "message": error[1]}
+            if len(error) > 2 and error[2] is not None:
+                body["data"] = error[2]
+            return head + b',"error":' + _json_bytes(body) + b"}"
+        data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
+    except (ValueError, RecursionError) as exc:  # a defect; still one JSON frame, no NaN
+        log(DEBUG, "answer not written", traceback=_traceback_text())
+        return head + b',"error":' + _json_bytes({"code": -32603, "message": "internal: the "
+                                                  "answer cannot be written as JSON: %s"
+                                                  % exc}) + b"}"
+    return head + b',"result":' + data + b"}"
+
+
+def _notification(method, params):
+    message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return _json_bytes(message)
+
+
+def parse_frame(line):
+    """Decode one input line: (value, None) or (None, error frame)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, _frame(None, error=(-32700, "parse error: input is not UTF-8"))
+    try:
+        return json_loads(text), None
+    except (ValueError, RecursionError) as exc:
+        return None, _frame(None, error=(-32700, "parse error: %s" % exc))
+
+
+# An id JSON cannot carry back (§25): `1e400` reads as infinity, which is not JSON.
+BAD_ID = (-32600, "invalid id: a number JSON cannot carry back (not finite)")
+
+
+def carried(value):
+    """Can `value` be written back as JSON (no NaN, no infinity, anywhere in it)?"""
+    try:
+        _json_bytes(value)
+        return True
+    except (ValueError, RecursionError):
+        return False
+
+
+class _ClientGone(Exception):
+    pass
+
+
+# -- who is connected: a session each, and the board of the lasting ones (§27) ------------
+
 PEERS_URI = "majordomus://peers"
-PROBE_SECONDS = 1.0       # a live owner answers GET /api/v1/repository within this
-PROBE_GRACE = 10.0        # ... or, once it has switched a bridge's connection, this
-START_WAIT = 30.0         # seconds a process waits for an owner that is starting
-KICK_SECONDS = 0.05       # the owner binds once its first answer is out, or after this
 CLIENT_NAME_BOUND = 100   # characters of a client's name kept
-OVERSIZED = None          # a line over §9.2's bound, as read_lines yields it
 
 
 def utc_stamp(now=None):
     """A UTC time in ISO 8601, to the second (2026-07-30T09:41:00Z)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-
-
-# -- the board: the sessions of this process and what each announced ----------------------
-
-class Peer:
-    """One session on the board (§27)."""
-
-    __slots__ = ("id", "client", "transport", "since", "intent", "scope", "announced",
-                 "session")
-
-    def __init__(self, number, session, transport):
-        self.id, self.session, self.transport = "p%d" % number, session, transport
-        self.client, self.since = "unknown", utc_stamp()
-        self.intent = self.announced = None
-        self.scope = []
 
 
 def paths_overlap(a, b):
@@ -6177,39 +6247,133 @@ def scope_overlap(mine, theirs):
     return [a for a in mine if any(paths_overlap(a, b) for b in theirs)]
 
 
-def scope_path(root, given):
-    """A path of an announced scope, normalised and refused as §20.2's target is
-    (target_path, refuse_outside). It need not exist (a peer may announce a file it will
-    create): its nearest existing ancestor must not lead outside the repository."""
-    path = target_path(root, given)
-    probe = path
-    while probe != "." and not os.path.lexists(native_path(root, probe)):
-        probe = probe.rpartition("/")[0] or "."
-    refuse_outside(root, native_path(root, probe) if probe != "." else root, path)
-    return path
+class Subscription:
+    """What a session follows of the layer (§15.4, §18): the lists, and which URIs. Told
+    each new generation's Change by the live layer, it says it in MCP's words:
+    `send(method, params)` puts one notification on the session's connection."""
+
+    def __init__(self, send, resources_list=True, prompts_list=True, uris=()):
+        self.send = send
+        self.resources_list, self.prompts_list = resources_list, prompts_list
+        self.uris = set(uris)
+
+    def __call__(self, change):
+        if change.resources and self.resources_list:
+            self.send("notifications/resources/list_changed", None)
+        if change.prompts and self.prompts_list:
+            self.send("notifications/prompts/list_changed", None)
+        for uri in sorted(self.uris):
+            if change.read_changed(uri):
+                self.send("notifications/resources/updated", {"uri": uri})
+
+
+class Session:
+    """One client of this process (§9, §19, §27): its connection's MCP state (the legacy
+    handshake, its resource subscriptions, the 2026-07-28 listens), how a frame reaches it
+    (`write(frame)`: one whole frame on the connection, one writer at a time; for a legacy
+    /mcp session, on its open event stream, else nowhere), and, for a lasting one
+    (`transport` stdio, bridge or http), its place on the board as a peer: its id, its
+    client's name, what it announced. A 2026-07-28 request over HTTP, or a listen's
+    stream, is a session of its own on no board."""
+
+    def __init__(self, live, write=None, pushes=True, transport=None, key=None):
+        self.live, self._write = live, write
+        self.pushes = pushes      # can the transport send a frame on its own? (stdio: yes)
+        self.initialized = False
+        self.subscription = Subscription(self._notify)   # the legacy era's (§15.4)
+        self.listens = {}         # 2026-07-28: a listen's id -> its Subscription (§18)
+        self.replaying = False    # a takeover's replay (§27): its announce tells nobody
+        # A legacy /mcp session (§19): its key, last use, protocol version, open stream.
+        self.key, self.used, self.version, self.stream = key, time.monotonic(), \
+            "2025-03-26", None
+        # The peer (§27).
+        self.id, self.transport = None, transport
+        self.client, self.since = "unknown", utc_stamp()
+        self.intent = self.announced = None
+        self.scope = []
+        if transport:
+            live.board.join(self)
+
+    @property
+    def peer(self):
+        """This session as the peers' capabilities name their caller, or None (off the
+        board)."""
+        return self if self.id is not None else None
+
+    def write(self, frame):
+        if self._write is not None:
+            self._write(frame)
+            return
+        stream = self.stream
+        if stream is not None:      # no stream open: nobody to tell (nothing is kept)
+            stream.put(frame)
+
+    def _notify(self, method, params):
+        self.write(_notification(method, params))
+
+    def follow(self):
+        """A legacy /mcp session hears of changes only through its GET stream: it follows
+        while one is open (and it has sent notifications/initialized)."""
+        if self.stream is not None and self.initialized:
+            self.live.listen(self.subscription)
+
+    def close(self):
+        """The connection ended: nobody is told anything any more."""
+        self.live.unlisten(self.subscription)
+        for listener in self.listens.values():
+            self.live.unlisten(listener)
+        self.listens.clear()
+        if self.id is not None:
+            self.live.board.leave(self)
+
+    def end(self):
+        """A legacy /mcp session ends (deleted, expired, or the server stops)."""
+        self.close()
+        if self.stream is not None:
+            self.stream.end()
+
+    def name(self, info):
+        """The client's name, from initialize's clientInfo or a 2026-07-28 request's _meta."""
+        if self.id is not None and isinstance(info, dict):
+            self.live.board.name(self, info.get("name"))
+
+    def told(self, announcer, mine):
+        """§27: another peer announced a scope that overlaps this session's paths `mine`:
+        `updated` for majordomus://peers where subscribed, and a warning where the era has
+        log messages (the legacy one)."""
+        if self.initialized and PEERS_URI in self.subscription.uris:
+            self.subscription.send("notifications/resources/updated", {"uri": PEERS_URI})
+        for listener in list(self.listens.values()):
+            if PEERS_URI in listener.uris:
+                listener.send("notifications/resources/updated", {"uri": PEERS_URI})
+        if self.initialized:
+            self.write(_notification("notifications/message", {
+                "level": "warning", "logger": "majordomus.peers",
+                "data": "%s (%s) announced %s on %s, overlapping yours: %s" % (
+                    announcer.id, announcer.client, announcer.intent,
+                    ", ".join(announcer.scope), ", ".join(mine))}))
 
 
 class Board:
-    """The peers of this process (§27): every lasting MCP session (this process's stdio,
-    each bridge, each /mcp session), named by its client, with what it announced. Memory
-    only; gone with the process."""
+    """The peers of this process (§27): every lasting session (this process's stdio, each
+    bridge, each /mcp session), named by its client, with what it announced. Memory only;
+    gone with the process."""
 
     def __init__(self):
         import _thread
         self.lock = _thread.allocate_lock()
-        self.peers = {}           # id -> Peer, in joining order
+        self.peers = {}           # id -> Session, in joining order
         self.joined = 0
         self.version = 0          # moves with every change (the pages reload on it)
         self.watchers = []        # callables told the new version (the pages' streams)
         self._waiters = []        # locks released when the last bridge leaves
 
-    def join(self, session, transport):
+    def join(self, session):
         with self.lock:
             self.joined += 1
-            peer = Peer(self.joined, session, transport)
-            self.peers[peer.id] = peer
+            session.id = "p%d" % self.joined
+            self.peers[session.id] = session
         self._changed()
-        return peer
 
     def leave(self, peer):
         with self.lock:
@@ -6252,7 +6416,8 @@ class Board:
             return [other for other in self.peers.values() if other is not peer]
 
     def view(self, peer, peers):
-        """A Peer as peers.list shows it, with the ids whose scope overlaps its own."""
+        """A session as peers.list shows it (a Peer), with the ids whose scope overlaps
+        its own."""
         out = {"id": peer.id, "client": peer.client, "transport": peer.transport,
                "since": peer.since}
         if peer.intent is not None:
@@ -6281,11 +6446,11 @@ class Board:
             peers = list(self.peers.values())
         told = [(other, scope_overlap(other.scope, scope)) for other in peers
                 if other is not peer and other.scope]
-        if not peer.session.replaying:
+        if not peer.replaying:
             for other, mine in told:
                 if mine:
                     try:
-                        other.session.told(peer, mine)
+                        other.told(peer, mine)
                     except Exception:  # one session that cannot be told stops no other
                         log(DEBUG, "a peer could not be told", traceback=_traceback_text())
         self._changed()
@@ -6330,975 +6495,7 @@ def peers_sentence(others, room):
     return ""
 
 
-# -- the lease ---------------------------------------------------------------------------
-
-class LeaseFolder:
-    """The lease directory, opened once and checked (§27): each lease is opened relative
-    to that open directory where the platform can (no path is looked up twice)."""
-
-    def __init__(self, path, handle):
-        self.path, self.handle = path, handle
-
-    def _at(self, name):
-        return ({"dir_fd": self.handle}, name) if self.handle is not None else (
-            {}, os.path.join(self.path, name))
-
-    def open(self, name, flags, mode=0o600):
-        kwargs, where = self._at(name)
-        return os.open(where, flags | LEASE_FLAGS, mode, **kwargs)
-
-    def stat(self, name):
-        kwargs, where = self._at(name)
-        return os.stat(where, follow_symlinks=False, **kwargs)
-
-    def unlink(self, name, handle):
-        """Remove the lease `name` if it is still the file open as `handle`."""
-        try:
-            if same_file(self.stat(name), os.fstat(handle)):
-                kwargs, where = self._at(name)
-                os.unlink(where, **kwargs)
-        except OSError:
-            pass
-
-    def where(self, name):
-        return os.path.join(self.path, name)
-
-
-def open_lease_folder():
-    """(LeaseFolder, None), or (None, why the lease directory cannot be used)."""
-    path, why = lease_directory()
-    if path is None:
-        return None, why
-    try:
-        make_private_folder(path)
-    except FileExistsError:
-        pass                      # (what is there is checked below, never followed)
-    except OSError as exc:
-        return None, "the lease directory %s cannot be made: %s" % (path, _os_reason(exc))
-    handle = None
-    try:
-        if FOLDER_OPEN is not None:
-            handle = os.open(path, FOLDER_OPEN)
-            info = os.fstat(handle)
-        else:
-            info = os.lstat(path)
-    except OSError as exc:
-        import errno
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or os.path.islink(path):
-            return None, "the lease directory %s is a symlink" % path
-        return None, "the lease directory %s cannot be opened: %s" % (path, _os_reason(exc))
-    why = unsafe_folder(info, path)
-    if why is not None:
-        if handle is not None:
-            os.close(handle)
-        return None, why
-    return LeaseFolder(path, handle), None
-
-
-def lease_name(root):
-    """The lease of a root: the first 16 hex digits of sha256 of its real path, .json."""
-    try:
-        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
-    except ImportError:
-        try:
-            from _sha2 import sha256         # 3.12 and later
-        except ImportError:
-            from hashlib import sha256
-    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16] \
-        + ".json"
-
-
-class Refusal(Exception):
-    """This process cannot share: it serves standalone, and says why at info."""
-
-
-class Lease:
-    """The lease this process owns: its file, open and locked (the lock is the ownership)."""
-
-    def __init__(self, folder, name, handle, root):
-        self.folder, self.name, self.handle, self.root = folder, name, handle, root
-        self.token = os.urandom(32).hex()
-        self.url = None
-
-    def write(self, url):
-        """The lease's JSON, in one write over an emptied file (a reader of a partial one
-        waits and reads again)."""
-        self.url = url
-        if self.handle is None:
-            return                  # released already: the owner is ending
-        data = json_pretty({"root": self.root, "url": url, "pid": os.getpid(),
-                            "token": self.token, "version": VERSION,
-                            "started": utc_stamp()}).encode("utf-8") + b"\n"
-        os.ftruncate(self.handle, 0)
-        os.lseek(self.handle, 0, os.SEEK_SET)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.handle, view):]
-
-    def release(self):
-        """Remove the lease (when the file is still this one) and let the lock go."""
-        if self.handle is None:
-            return
-        self.folder.unlink(self.name, self.handle)
-        os.close(self.handle)
-        self.handle = None
-
-
-def read_lease(handle):
-    """The lease's fields, or None while it is empty or partly written."""
-    try:
-        os.lseek(handle, 0, os.SEEK_SET)
-        data = os.read(handle, 65536)
-        value = json_loads(data.decode("utf-8")) if data.strip() else None
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    if not isinstance(value, dict) or not all(isinstance(value.get(key), kind) for key, kind in (
-            ("root", str), ("url", str), ("pid", int), ("token", str), ("version", str))):
-        return None
-    return value
-
-
-_AGAIN = ("again", None)      # an election's look that must be taken again at once
-
-
-class Elector:
-    """Who serves this root (§27): elect() -> ("owner", Lease) or ("bridge", the lease's
-    fields); a Refusal when this process must serve standalone."""
-
-    def __init__(self, root, folder, options):
-        self.root, self.folder, self.options = root, folder, options
-        self.name = lease_name(root)
-        self.where = folder.where(self.name)
-
-    def elect(self, wait=START_WAIT):
-        deadline = time.monotonic() + wait
-        while True:
-            outcome = self._try()
-            if outcome is _AGAIN:
-                continue
-            if outcome is not None:
-                return outcome
-            if time.monotonic() > deadline:
-                raise Refusal("the server holding the lease %s has not answered within %d s"
-                              % (self.where, wait))
-            time.sleep(0.01)
-
-    def _try(self):
-        """One look at the lease: an outcome, or None to look again shortly."""
-        created = True
-        try:
-            handle = self.folder.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
-            # (created: empty, and locked below before anything is written)
-        except FileExistsError:
-            created = False
-            try:
-                handle = self.folder.open(self.name, os.O_RDWR)
-            except FileNotFoundError:
-                return None                      # removed meanwhile: look again
-            except OSError as exc:
-                import errno
-                if exc.errno in (errno.ELOOP, errno.EMLINK) or _is_link(self.folder, self.name):
-                    raise Refusal("the lease %s is a symlink" % self.where)
-                raise Refusal("the lease %s cannot be opened: %s" % (self.where,
-                                                                   _os_reason(exc)))
-        except OSError as exc:
-            raise Refusal("the lease %s cannot be made: %s" % (self.where, _os_reason(exc)))
-        try:
-            why = unsafe_lease(os.fstat(handle), self.where)
-            if why is not None:
-                raise Refusal(why)
-            if lock_lease(handle):
-                if not _still_there(self.folder, self.name, handle):
-                    return None                  # unlinked under us: look again
-                if not created:
-                    # No process holds it: stale. Its file goes (this process holds its
-                    # lock, so no other can own it meanwhile) and a new one is created: an
-                    # owner's lease is always a file of its own, so that a process judging
-                    # the old one stale can never remove the new owner's.
-                    stale = read_lease(handle)
-                    log(INFO, "replacing a stale lease", lease=self.where,
-                        pid=stale["pid"] if stale else "-")
-                    self.folder.unlink(self.name, handle)
-                    return _AGAIN
-                lease, handle = Lease(self.folder, self.name, handle, self.root), None
-                return "owner", lease
-            fields = read_lease(handle)
-            if fields is None or not process_alive(fields["pid"]):
-                return None                      # starting, or being taken over
-            if fields["root"] != self.root:
-                raise Refusal("the lease %s names another root" % self.where)
-            if fields["version"] != VERSION:
-                raise Refusal("the shared server (pid %d) is majordomus %s, not %s"
-                              % (fields["pid"], fields["version"], VERSION))
-            return "bridge", fields
-        finally:
-            if handle is not None:
-                os.close(handle)
-
-    def stale(self, fields):
-        """The owner named by `fields` does not answer: remove its lease so that the next
-        election replaces it, if the file there still names it (its token: a file's inode
-        number is no identity once the file is gone, and the next lease may reuse it)."""
-        log(INFO, "the shared server does not answer; replacing its lease", pid=fields["pid"],
-            lease=self.where)
-        try:
-            handle = self.folder.open(self.name, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            now = read_lease(handle)
-            if now is not None and now["token"] == fields["token"]:
-                self.folder.unlink(self.name, handle)      # (it checks the open file)
-        finally:
-            os.close(handle)
-
-
-def live_lease(folder, root):
-    """The fields of the lease of `root` while a live owner holds it, else None (a look,
-    never a change: `majordomus peers`)."""
-    name = lease_name(root)
-    try:
-        handle = folder.open(name, os.O_RDWR)
-    except OSError:
-        return None
-    try:
-        if unsafe_lease(os.fstat(handle), name) is not None or lock_lease(handle):
-            return None          # (a lease this look could lock has no owner)
-        fields = read_lease(handle)
-        return fields if fields is not None and fields["root"] == root else None
-    finally:
-        os.close(handle)
-
-
-def _still_there(folder, name, handle):
-    try:
-        return same_file(folder.stat(name), os.fstat(handle))
-    except OSError:
-        return False
-
-
-def _is_link(folder, name):
-    try:
-        return stat.S_ISLNK(folder.stat(name).st_mode)
-    except OSError:
-        return False
-
-
-def same_file(a, b):
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def options_text(options):
-    """The options that change what a server answers: a bridge attaches only to an owner
-    serving with the same ones (§27; its answers must be a standalone server's)."""
-    return "discovery=%s watch=%s strict=%s" % (
-        options.get("--discovery", "vcs"), "off" if "--no-watch" in options.flags else "on",
-        "on" if "--strict" in options.flags else "off")
-
-
-def standalone_reason(options):
-    """Why this process does not look for a shared server (None: it does)."""
-    if "--standalone" in options.flags:
-        return "--standalone"
-    if os.environ.get("MAJORDOMUS_STANDALONE", "").strip() == "1":
-        return "MAJORDOMUS_STANDALONE=1"
-    return None
-
-
-# -- loopback HTTP from the bridge's side: a few requests, no http.client ----------------
-
-def url_address(url):
-    """(host, port) of a lease's `http://HOST:PORT` on loopback; Refusal otherwise."""
-    rest = url[len("http://"):] if url.startswith("http://") else ""
-    host, _, port = rest.rstrip("/").rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    port = number_or(port, None)
-    if port is None or not (host.startswith("127.") or host == "::1"):
-        raise Refusal("the lease names %r, not a loopback HTTP address" % url)
-    return host, port
-
-
-def http_exchange(url, head, body=b"", timeout=PROBE_SECONDS, switch=False):
-    """One request on a fresh connection to `url`'s server: (status, headers, body) where
-    body is the whole answer's; with `switch`, a 101 answer keeps the connection:
-    (101, headers, (socket, the bytes read past the head)). OSError when it fails."""
-    import _socket
-    host, port = url_address(url)
-    sock = _socket.socket(_socket.AF_INET6 if ":" in host else _socket.AF_INET,
-                          _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
-        sock.connect((host, port))
-        hostport = "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
-        sock.sendall(("%s\r\nHost: %s\r\n\r\n" % (head, hostport)).encode("latin-1") + body)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            if not chunk or len(data) > HEAD_LIMIT:
-                raise OSError("the server closed the connection")
-            data += chunk
-        top, _, rest = data.partition(b"\r\n\r\n")
-        lines = top.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ", 2)
-        status = number_or(parts[1], None) if len(parts) >= 2 else None
-        if status is None:
-            raise OSError("not an HTTP answer")
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if status == 101 and switch:
-            sock.settimeout(None)
-            kept, sock = sock, None
-            return status, headers, (kept, rest)
-        length = number_or(headers.get("content-length", "0"), 0)
-        while len(rest) < length:
-            chunk = sock.recv(min(65536, length - len(rest)))
-            if not chunk:
-                break
-            rest += chunk
-        return status, headers, rest
-    finally:
-        if sock is not None:
-            sock.close()
-
-
-def _error_message(body):
-    try:
-        return json_loads(body.decode("utf-8"))["error"]["message"]
-    except Exception:  # not our error body
-        return "HTTP error"
-
-
-def probe(fields, timeout=PROBE_SECONDS):
-    """§27: the root the lease's owner names in its answer to GET /api/v1/repository, or
-    None when it does not answer (within `timeout` for each step) with a report."""
-    try:
-        status, _, body = http_exchange(
-            fields["url"], "GET /api/v1/repository HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-            "Connection: close" % fields["token"], timeout=timeout)
-        return json_loads(body.decode("utf-8"))["repository"]["root"] if status == 200 \
-            else None
-    except Exception:  # no answer, or no report
-        return None
-
-
-class LineReader:
-    """Lines from a socket, as io.BufferedReader.readline(limit) reads them from a file."""
-
-    def __init__(self, sock, data=b""):
-        self.sock, self.data = sock, data
-
-    def readline(self, limit=-1):
-        parts, size, data = [], 0, self.data
-        while True:
-            end = data.find(b"\n")
-            if end >= 0 and (limit < 0 or size + end < limit):
-                parts.append(data[:end + 1])
-                self.data = data[end + 1:]
-                return b"".join(parts)
-            if 0 <= limit <= size + len(data):
-                parts.append(data[:limit - size])
-                self.data = data[limit - size:]
-                return b"".join(parts)
-            parts.append(data)
-            size += len(data)
-            try:
-                data = self.sock.recv(262144)
-            except OSError:
-                data = b""
-            if not data:
-                self.data = b""
-                return b"".join(parts)
-
-
-class Remote:
-    """A bridge's connection to the owner, switched to the stdio framing."""
-
-    def __init__(self, sock, rest, fields):
-        self.sock, self.reader, self.fields = sock, LineReader(sock, rest), fields
-
-    def send(self, data):
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            pass          # the reader sees the end, and the lines are sent again
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-def switch_to_owner(fields, root, options, replay):
-    """Connect to the owner's /mcp and switch to the stdio framing, asking the owner beside
-    it for its repository report (the probe of §27); a Remote. StaleOwner when the owner
-    answers neither within PROBE_SECONDS; Refusal when this process must serve standalone
-    (refused, or the owner serves another root). An owner that switched the connection is
-    alive: its report may take longer (git status on a large work tree), PROBE_GRACE."""
-    import _thread
-    answered = []
-    done = _thread.allocate_lock()
-    done.acquire()
-
-    def ask():
-        answered.append(probe(fields, PROBE_GRACE))
-        done.release()
-    _thread.start_new_thread(ask, ())
-    try:
-        status, headers, body = http_exchange(
-            fields["url"], "GET %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nConnection: "
-            "Upgrade\r\nUpgrade: %s\r\nMajordomus-Options: %s\r\nMajordomus-Replay: %d" % (
-                MCP_PATH, fields["token"], LEASE_PROTOCOL, options, replay), switch=True)
-    except OSError:
-        status = None
-    done.acquire(True, PROBE_GRACE if status == 101 else PROBE_SECONDS)
-    if status == 101 and answered == [root]:
-        return Remote(body[0], body[1], fields)
-    if status == 101:
-        body[0].close()
-    if status in (401, 409):
-        raise Refusal("the shared server (pid %d) refused this process: %s"
-                      % (fields["pid"], _error_message(body)))
-    if answered and answered[0] not in (None, root):
-        raise Refusal("the server the lease names serves %s" % answered[0])
-    raise StaleOwner()
-
-
-class StaleOwner(Exception):
-    """The lease's owner holds its lock but does not answer."""
-
-
-# -- what a takeover replays --------------------------------------------------------------
-
-class Kept:
-    """The requests that made this client's session what it is (§27): replayed into the
-    next server so that it is the same server to the client."""
-
-    _WORDS = (b"initialize", b"subscribe", b"listen", b"cancelled", b"majordomus_announce")
-
-    def __init__(self):
-        self.initialize = self.initialized = self.announce = None
-        self.subscribed, self.listens = {}, {}
-
-    def note(self, line):
-        if line is OVERSIZED or not any(word in line for word in self._WORDS):
-            return
-        value, _ = parse_frame(line)
-        for message in value if isinstance(value, list) else [value]:
-            if isinstance(message, dict) and isinstance(message.get("method"), str):
-                self._note(message)
-
-    def _note(self, message):
-        method, msg_id = message["method"], message.get("id")
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        modern = is_modern(method, params)
-        if msg_id is None:
-            if method == "notifications/initialized":
-                self.initialized = message
-            elif method == "notifications/cancelled" and "requestId" in params:
-                self.listens.pop(_id_key(params["requestId"]), None)
-        elif method == "initialize" and not modern:
-            self.initialize = message
-        elif method in ("resources/subscribe", "resources/unsubscribe") and not modern:
-            uri = params.get("uri")
-            if isinstance(uri, str):
-                self.subscribed.pop(uri, None)
-                if method == "resources/subscribe":
-                    self.subscribed[uri] = message
-        elif method == "subscriptions/listen" and modern:
-            self.listens[_id_key(msg_id)] = message
-        elif method == "tools/call" and params.get("name") == "majordomus_announce":
-            self.announce = message
-
-    def lines(self):
-        messages = [self.initialize, self.initialized] + list(self.subscribed.values()) + list(
-            self.listens.values()) + [self.announce]
-        return [_json_bytes(m) + b"\n" for m in messages if m is not None]
-
-    def list_changed(self):
-        """The frames that tell this client the lists may have changed."""
-        frames = []
-        if self.initialize is not None and self.initialized is not None:
-            frames += [_notification("notifications/resources/list_changed", None),
-                       _notification("notifications/prompts/list_changed", None)]
-        for message in self.listens.values():
-            wanted = (message.get("params") or {}).get("notifications")
-            wanted = wanted if isinstance(wanted, dict) else {}
-            tag = {META_SUBSCRIPTION: message["id"]}
-            for flag, method in (("resourcesListChanged", "notifications/resources/list_changed"),
-                                 ("promptsListChanged", "notifications/prompts/list_changed")):
-                if wanted.get(flag) is True:
-                    frames.append(_notification(method, {"_meta": tag}))
-        return frames
-
-
-# -- the owner's side: its HTTP server, and a bridge's connection -------------------------
-
-class Sharing:
-    """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
-    first answer is out (or KICK_SECONDS passed), writes the lease and serves until
-    `stop()`. (The thread ends then: where it was the first to import threading, the
-    interpreter takes it for its main thread and waits for it at exit.)"""
-
-    def __init__(self, elector, lease):
-        import _thread
-        self.elector, self.lease = elector, lease
-        self.server, self.stopping = None, False
-        self.lock = _thread.allocate_lock()
-        self._kick = _thread.allocate_lock()
-        self._kick.acquire()
-        self._ended = _thread.allocate_lock()   # held while the server's thread runs
-
-    def start(self, live, kicked=False):
-        import _thread
-        if kicked:
-            self.kick()
-        self._ended.acquire()
-        _thread.start_new_thread(self._serve, (live,))
-
-    def kick(self):
-        if self._kick.locked():
-            self._kick.release()
-
-    def _serve(self, live):
-        try:
-            self._run(live)
-        finally:
-            self._ended.release()
-
-    def _run(self, live):
-        self._kick.acquire(True, KICK_SECONDS)
-        if self.stopping:
-            return
-        try:
-            server, _ = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
-                                    self.elector.options)
-        except Exception as exc:  # the session goes on unshared; others take the lease
-            log(WARN, "the shared server cannot start; serving this client alone",
-                reason="%s: %s" % (type(exc).__name__, exc))
-            self.stop(wait=False)
-            return
-        with self.lock:
-            if not self.stopping:
-                host, port = server.server_address[:2]
-                self.lease.write("http://%s:%d" % (host, port))
-                self.server = server
-        if self.server is not None:
-            log(INFO, "sharing this repository's server", url=self.lease.url,
-                lease=self.elector.where)
-            server.timeout = None
-            while not self.stopping:
-                server.handle_request()
-        server.server_close()
-
-    def stop(self, wait=True):
-        """The owner ends: the lease gone, the server's thread woken and waited for (a
-        thread still accepting while the interpreter ends cannot start a handler, and
-        3.15 can hang at exit while that thread is still importing socketserver)."""
-        with self.lock:
-            self.stopping = True
-            server = self.server
-            self.lease.release()
-        self.kick()
-        if server is not None:
-            server.closing = True
-            import socket
-            # a plain connect to the numeric address (create_connection would ask
-            # getaddrinfo, whose IDNA codec imports `re`)
-            host, port = server.server_address[:2]
-            wake = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-            try:
-                wake.settimeout(1.0)
-                wake.connect((host, port))
-            except OSError:
-                pass
-            finally:
-                wake.close()
-        if wait and self._ended.acquire(True, 2.0):
-            self._ended.release()
-
-
-class Access:
-    """Who may use an owner's port (§27): the lease's token, presented as
-    `Authorization: Bearer`; a private owner (started by `mcp`) requires it on every
-    request, a public one (`serve`) refuses only a wrong one."""
-
-    def __init__(self, token, public):
-        self.token, self.public = token, public
-
-    def refusal(self, authorization):
-        """Why a request is refused 401, or None."""
-        if authorization is None:
-            return None if self.public else "this server serves its repository's sessions " \
-                "only: present the lease's token (Authorization: Bearer)"
-        scheme, _, given = authorization.strip().partition(" ")
-        try:
-            from _operator import _compare_digest     # hmac's, without hashlib's start-up
-        except ImportError:
-            from hmac import compare_digest as _compare_digest
-        if scheme.lower() != "bearer" or not _compare_digest(given.strip().encode("utf-8"),
-                                                             self.token.encode("utf-8")):
-            return "the token is not this server's"
-        return None
-
-    def admits_bridge(self, authorization):
-        return authorization is not None and self.refusal(authorization) is None
-
-
-class BridgeWriter:
-    """Frames on a bridge's connection, one writer at a time, each group closed by a mark
-    in the same write: what one of the bridge's lines produced (the notifications its
-    handling wrote, then its answer) by `+` (answered) or `-` (not), a notification of
-    another thread's by `=`. The bridge delivers a group only once its mark has come, so
-    an owner that dies mid-write leaves nothing half told."""
-
-    def __init__(self, sock):
-        import _thread
-        self.sock, self.lock = sock, _thread.allocate_lock()
-        self.holder, self.held, self.ident = None, [], _thread.get_ident
-
-    def __call__(self, frame):
-        with self.lock:
-            if self.holder == self.ident():
-                self.held.append(frame + b"\n")
-                return
-            self._send(frame + b"\n=\n")
-
-    def handling(self):
-        """The calling thread handles one of the bridge's lines: hold what it writes."""
-        with self.lock:
-            self.holder = self.ident()
-
-    def done(self, data):
-        with self.lock:
-            held, self.held, self.holder = self.held, [], None
-            self._send(b"".join(held) + (data + b"\n+\n" if data is not None else b"-\n"))
-
-    def _send(self, data):
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            raise _ClientGone()
-
-
-def serve_bridge(sock, rest, live, replay):
-    """A bridge's connection once switched (§27): the stdio loop over a socket, one session
-    of transport `bridge`; the first `replay` lines are a takeover's replay."""
-    writer = BridgeWriter(sock)
-    session = McpSession(live, writer, transport="bridge")
-    session.replaying = replay > 0
-    reader = LineReader(sock, rest)
-    handled = 0
-    try:
-        for line in read_lines(reader.readline):
-            writer.handling()
-            writer.done(answer_guarded(live, session, line))
-            handled += 1
-            if handled >= replay:
-                session.replaying = False
-    except (OSError, _ClientGone):
-        pass              # the bridge went: its session ends
-    finally:
-        session.close()
-
-
-# -- the stdio side of `mcp`, whatever answers it ------------------------------------------
-
-class StdioLoop:
-    """§9.2's loop on this process's stdin and stdout. Its lines are answered by a local
-    session (standalone, or the owner) or forwarded to the owner (a bridge, which a
-    takeover makes local or points at another owner)."""
-
-    def __init__(self, options, elector=None):
-        import _thread
-        from collections import deque
-        self.options, self.elector = options, elector    # no elector: standalone
-        self.watching = "--no-watch" not in options.flags
-        self.writer = FrameWriter(sys.stdout.fileno())
-        self.lock = _thread.allocate_lock()
-        self.live = self.session = self.sharing = self.remote = None
-        self.kept = Kept() if elector is not None else None
-        self.pending = deque()          # lines sent to the owner, not yet done
-        self.skip = 0                   # marks of a replay still to come
-        self.replaying = self.ending = False
-        self.answered = 0
-
-    # -- who answers ----------------------------------------------------------------------
-
-    def link(self, replay=(), takeover=False):
-        """Elect, and answer from this process (as owner, or standalone when refused) or
-        from the owner; with `replay`, be the same server the client had."""
-        try:
-            while True:
-                role, value = self.elector.elect()
-                if role == "owner":
-                    return self.serve_locally(Sharing(self.elector, value), replay, takeover)
-                try:
-                    return self.attach(value, replay)
-                except StaleOwner:
-                    self.elector.stale(value)
-        except Refusal as exc:
-            log(INFO, "not shared: %s; serving standalone" % exc)
-            return self.serve_locally(None, replay, takeover)
-
-    def serve_locally(self, sharing=None, replay=(), takeover=False):
-        """Answer from an index of this process's own, as the owner when `sharing`: replay
-        what the client did (its writes dropped), then answer the lines not yet done."""
-        try:
-            live = start(self.options, True)[0]
-        except BaseException:
-            if sharing is not None:
-                sharing.lease.release()
-            raise
-        self.live, self.sharing = live, sharing
-        self.session = McpSession(live, self._write, transport="stdio")
-        if sharing is not None:
-            sharing.start(live, kicked=takeover)
-        self.session.replaying = self.replaying = True
-        for line in replay:
-            answer_guarded(live, self.session, line)
-        self.session.replaying = self.replaying = False
-        pending, self.pending = list(self.pending), type(self.pending)()
-        for line in pending:
-            data = answer_guarded(live, self.session, line)
-            if data is not None:
-                self.writer(data)
-                self.answered += 1
-
-    def _write(self, frame):
-        if not self.replaying:
-            self.writer(frame)
-
-    def attach(self, fields, replay=()):
-        """Forward to the owner the lease names (StaleOwner or Refusal as switch_to_owner):
-        the replay first, then the lines not yet done."""
-        import _thread
-        remote = switch_to_owner(fields, self.elector.root, self.elector.options, len(replay))
-        self.skip = len(replay)
-        remote.send(b"".join(replay) + b"".join(self.pending))
-        self.remote = remote
-        _thread.start_new_thread(self._pump, (remote,))
-        log(INFO, "attached to the shared server", url=fields["url"], pid=fields["pid"])
-
-    # -- the loop -----------------------------------------------------------------------
-
-    def run(self):
-        reader = sys.stdin.buffer
-        try:
-            for line in read_lines(reader.readline, stdin=True):
-                if self.remote is not None:   # (a bridge keeps what a takeover replays)
-                    self.kept.note(line)
-                with self.lock:
-                    remote = self.remote
-                    if remote is not None:
-                        line = oversized_line() if line is OVERSIZED else (
-                            line if line.endswith(b"\n") else line + b"\n")
-                        self.pending.append(line)
-                if remote is not None:
-                    remote.send(line)
-                    continue
-                data = answer_guarded(self.live, self.session, line)
-                if data is not None:
-                    self.writer(data)
-                    self.answered += 1
-                    if self.answered == 1 and self.sharing is not None:
-                        self.sharing.kick()
-                elif self.writer.gone:
-                    raise _ClientGone()
-            self._drain()
-            if self.session is not None:
-                self.session.close()     # off the board before saying who is left (§27)
-            bridges = self.live.board.bridges() if self.sharing is not None else 0
-            if bridges:
-                log(INFO, "input ended; serving the attached bridges until the last leaves",
-                    answered=self.answered, bridges=bridges)
-            else:
-                log(INFO, "input ended; stopping", answered=self.answered)
-        except _ClientGone:
-            log(INFO, "client closed the output; stopping", answered=self.answered)
-            _silence_stdout()
-        finally:
-            self._end()
-        return EXIT_OK
-
-    def _drain(self):
-        """At the end of input, a bridge waits until its lines are done (a takeover
-        meanwhile answers them)."""
-        self.ending = True
-        while True:
-            with self.lock:
-                if self.remote is None or not self.pending:
-                    return
-            time.sleep(0.005)
-
-    def _end(self):
-        self.ending = True
-        with self.lock:
-            remote = self.remote
-        if remote is not None:
-            remote.close()
-        if self.session is None:
-            return
-        self.session.close()
-        if self.sharing is not None:
-            if self.live.board.bridges():
-                self.live.board.linger()
-                log(INFO, "the last bridge left; stopping")
-            self.sharing.stop()
-        self.live.close()
-
-    # -- a bridge's reader, and the takeover --------------------------------------------
-
-    def _pump(self, remote):
-        """The owner's lines to this client, until the owner's connection ends: each group
-        delivered when its mark comes (a group without one, cut by the owner's death, is
-        dropped, and its line is sent again to the next server)."""
-        group = []
-        while True:
-            line = remote.reader.readline()
-            if not line.endswith(b"\n"):
-                break
-            if line not in (b"+\n", b"-\n", b"=\n"):
-                group.append(line[:-1])
-                continue
-            if line != b"=\n" and self.skip:
-                self.skip -= 1            # (only this thread counts it down)
-                group = []                # what a replayed line produced
-                continue
-            try:
-                for frame in group:
-                    self.writer(frame)
-            except _ClientGone:
-                log(INFO, "client closed the output; stopping", answered=self.answered)
-                _silence_stdout()
-                remote.close()
-                os._exit(EXIT_OK)         # stdin may stay open: nothing else would end us
-            group = []
-            if line != b"=\n":
-                with self.lock:           # done once told: the end of input waits for it
-                    if self.pending:
-                        self.pending.popleft()
-                        self.answered += line == b"+\n"
-        with self.lock:
-            if self.remote is not remote or (self.ending and not self.pending):
-                return                    # closed by this process, at its end
-            self.remote = None
-            remote.close()
-            self._takeover(remote.fields)
-
-    def _takeover(self, gone):
-        """The owner's connection ended: elect again and be the same server to the client
-        (the lock is held meanwhile: the client's next lines wait)."""
-        began = time.monotonic()
-        log(INFO, "the shared server ended; electing again", pid=gone["pid"])
-        try:
-            self.link(self.kept.lines(), takeover=True)
-        except Fatal as exc:
-            write_stderr("majordomus: %s\n" % exc.message)
-            os._exit(exc.code)
-        except _ClientGone:
-            return
-        for frame in self.kept.list_changed() if self.watching else ():
-            try:
-                self.writer(frame)
-            except _ClientGone:
-                return
-        log(INFO, "took over the shared server" if self.sharing is not None else
-            "attached to the new shared server" if self.remote is not None else
-            "serving standalone after the shared server ended",
-            ms=int((time.monotonic() - began) * 1000))
-
-
-def oversized_line():
-    """What a bridge sends for a line over the bound: a line the owner reads as over it."""
-    return b" " * (LINE_BOUND + 1) + b"\n"
-
-
-def read_lines(readline, stdin=False):
-    """§9.2's input lines, blank ones skipped; OVERSIZED for a line over the bound (read
-    past without being held). An error reading stdin is the transport's (exit 13)."""
-    while True:
-        try:
-            line = readline(LINE_BOUND + 1)
-        except OSError as exc:
-            if not stdin:
-                raise
-            raise Fatal(EXIT_INTERNAL, "cannot read from the client: %s" % _os_reason(exc))
-        if not line:
-            return
-        if len(line) > LINE_BOUND and line[-1:] != b"\n":
-            while line and not line.endswith(b"\n"):
-                line = readline(65536)
-            yield OVERSIZED
-        elif line.strip():
-            yield line
-
-
-def answer_guarded(live, session, line):
-    """The frame answering one input line (None: nothing to answer); a defect in framing
-    answers -32603 and never ends the session."""
-    if line is OVERSIZED:
-        return _frame(None, error=(-32700, "parse error: the line is over the %d byte bound"
-                                   % LINE_BOUND))
-    try:
-        return answer_line(live, session, line)
-    except _ClientGone:
-        raise
-    except Exception as exc:  # a defect in framing must not end the session
-        log(DEBUG, "frame failed", traceback=_traceback_text())
-        return _frame(None, error=(-32603, "internal: %s" % exc))
-
-
-# ---------------------------------------------------------------------------------------
-# 14. MCP (§9, §15.4, §17, §18): one table of methods; the legacy era (initialize, then
-#     requests) and the 2026-07-28 era (stateless, `_meta` on every request) are thin
-#     framings over it; then the stdio framing (its loop: section 13's StdioLoop).
-# ---------------------------------------------------------------------------------------
-
-PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-MODERN_VERSION = "2026-07-28"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_SERVER = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
-SERVER_INFO = {"name": "majordomus", "title": "Majordomus", "version": VERSION}
-META_CLIENT = "io.modelcontextprotocol/clientInfo"
-LINE_BOUND = 1048576
-INSTRUCTIONS_BOUND = 600      # characters: the instructions stay short (§27 adds the peers)
-# The results a 2026-07-28 client may cache (for 0 ms: the layer can change any moment).
-_CACHEABLE = frozenset(("server/discover", "tools/list", "resources/list",
-                        "resources/templates/list", "resources/read", "prompts/list"))
-
-
-class RawJSON:
-    """An already-serialised JSON object, spliced into a frame as it is."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, value=None, data=None):
-        self.data = _json_bytes(value) if data is None else data
-
-
-def _json_bytes(value):
-    """Compact UTF-8 JSON; a lone surrogate (from a client's \\ud800) falls back to ASCII."""
-    try:
-        return json_compact(value).encode("utf-8")
-    except UnicodeEncodeError:
-        return json_compact(value, ascii_only=True).encode("ascii")
-
-
-class RpcError(Exception):
-    def __init__(self, code, message, data=None):
-        Exception.__init__(self, message)
-        self.code, self.message, self.data = code, message, data
-
-
-class _ResourceMissing(Exception):
-    """resources/read of a URI nothing serves: each era words it its own way."""
-
+# -- what MCP lists, prepared once per generation -----------------------------------------
 
 class McpListing:
     """The registry as MCP lists it, prepared once per generation (on first use)."""
@@ -7414,54 +6611,7 @@ def mcp_prompts(gen):
     return gen.memo("mcp.prompts", build)
 
 
-class McpSession:
-    """One client connection: the legacy handshake and its resource subscriptions, the
-    2026-07-28 listen subscriptions, and `write(frame)`, which puts one whole frame on
-    the connection (one writer at a time). A session of a lasting connection is a peer on
-    the board (§27: `transport` stdio, bridge or http); a stateless one is none."""
-
-    def __init__(self, live, write, pushes=True, transport=None):
-        self.live, self.write = live, write
-        self.pushes = pushes      # can the transport send a frame on its own? (stdio: yes)
-        self.initialized = False
-        self.legacy = Listener(self._notify, uris=())
-        self.listens = {}
-        self.replaying = False    # a takeover's replay (§27): its announce tells nobody
-        self.peer = live.board.join(self, transport) if transport else None
-
-    def _notify(self, method, params):
-        self.write(_notification(method, params))
-
-    def close(self):
-        """The connection ended: nobody is told anything any more."""
-        self.live.unlisten(self.legacy)
-        for listener in self.listens.values():
-            self.live.unlisten(listener)
-        self.listens.clear()
-        if self.peer is not None:
-            self.live.board.leave(self.peer)
-
-    def name(self, info):
-        """The client's name, from initialize's clientInfo or a 2026-07-28 request's _meta."""
-        if self.peer is not None and isinstance(info, dict):
-            self.live.board.name(self.peer, info.get("name"))
-
-    def told(self, announcer, mine):
-        """§27: another peer announced a scope that overlaps this session's paths `mine`:
-        `updated` for majordomus://peers where subscribed, and a warning where the era has
-        log messages (the legacy one)."""
-        if self.initialized and PEERS_URI in self.legacy.uris:
-            self.legacy.send("notifications/resources/updated", {"uri": PEERS_URI})
-        for listener in list(self.listens.values()):
-            if PEERS_URI in listener.uris:
-                listener.send("notifications/resources/updated", {"uri": PEERS_URI})
-        if self.initialized:
-            self.write(_notification("notifications/message", {
-                "level": "warning", "logger": "majordomus.peers",
-                "data": "%s (%s) announced %s on %s, overlapping yours: %s" % (
-                    announcer.id, announcer.client, announcer.intent,
-                    ", ".join(announcer.scope), ", ".join(mine))}))
-
+# -- the methods: one table, both eras ----------------------------------------------------
 
 class Call:
     """One request as a method handler sees it: the generation it is answered from, the
@@ -7599,12 +6749,12 @@ def m_subscribe(call, params):
     uri = _subscribed_uri(call, params)
     if uri not in call.gen.registry.by_uri:
         raise _ResourceMissing(uri)
-    call.session.legacy.uris.add(uri)
+    call.session.subscription.uris.add(uri)
     return {}
 
 
 def m_unsubscribe(call, params):
-    call.session.legacy.uris.discard(_subscribed_uri(call, params))
+    call.session.subscription.uris.discard(_subscribed_uri(call, params))
     return {}
 
 
@@ -7634,9 +6784,9 @@ def m_listen(call, params):
     def send(method, params_):
         session.write(_notification(method, dict(params_ or {}, _meta=tag)))
 
-    listener = Listener(send, "resourcesListChanged" in honoured,
-                        "promptsListChanged" in honoured,
-                        honoured.get("resourceSubscriptions", ()))
+    listener = Subscription(send, "resourcesListChanged" in honoured,
+                            "promptsListChanged" in honoured,
+                            honoured.get("resourceSubscriptions", ()))
     replaced = session.listens.pop(_id_key(call.id), None)
     if replaced is not None:       # ids are unique per JSON-RPC; a reused one starts over
         session.live.unlisten(replaced)
@@ -7746,68 +6896,18 @@ def dispatch(live, session, message, header_version=None):
         return _frame(msg_id, error=(-32603, "internal: %s" % exc))
 
 
-# An id JSON cannot carry back (§25): `1e400` reads as infinity, which is not JSON.
-BAD_ID = (-32600, "invalid id: a number JSON cannot carry back (not finite)")
-
-
-def carried(value):
-    """Can `value` be written back as JSON (no NaN, no infinity, anywhere in it)?"""
-    try:
-        _json_bytes(value)
-        return True
-    except (ValueError, RecursionError):
-        return False
-
-
 def _notification_in(session, method, params):
     """A client notification: the legacy handshake's end, or a listen's cancellation."""
     if method == "notifications/initialized":
         session.initialized = True
         if session.pushes:
-            session.live.listen(session.legacy)
+            session.live.listen(session.subscription)
     elif method == "notifications/cancelled" and "requestId" in params:
         listener = session.listens.pop(_id_key(params["requestId"]), None)
         if listener is not None:
             session.live.unlisten(listener)
     else:
         log(DEBUG, "notification ignored", method=method)
-
-
-def _frame(msg_id, result=None, error=None):
-    """A JSON-RPC response as bytes; a RawJSON result is spliced without re-encoding."""
-    head = b'{"jsonrpc":"2.0","id":' + _json_bytes(msg_id)
-    try:
-        if error is not None:
-            body = {"code": error[0], "message": error[1]}
-            if len(error) > 2 and error[2] is not None:
-                body["data"] = error[2]
-            return head + b',"error":' + _json_bytes(body) + b"}"
-        data = result.data if isinstance(result, RawJSON) else _json_bytes(result)
-    except (ValueError, RecursionError) as exc:  # a defect; still one JSON frame, no NaN
-        log(DEBUG, "answer not written", traceback=_traceback_text())
-        return head + b',"error":' + _json_bytes({"code": -32603, "message": "internal: the "
-                                                  "answer cannot be written as JSON: %s"
-                                                  % exc}) + b"}"
-    return head + b',"result":' + data + b"}"
-
-
-def _notification(method, params):
-    message = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        message["params"] = params
-    return _json_bytes(message)
-
-
-def parse_frame(line):
-    """Decode one input line: (value, None) or (None, error frame)."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, _frame(None, error=(-32700, "parse error: input is not UTF-8"))
-    try:
-        return json_loads(text), None
-    except (ValueError, RecursionError) as exc:
-        return None, _frame(None, error=(-32700, "parse error: %s" % exc))
 
 
 def answer_line(live, session, line):
@@ -7823,8 +6923,12 @@ def answer_line(live, session, line):
     return dispatch(live, session, value)
 
 
-class _ClientGone(Exception):
-    pass
+# ---------------------------------------------------------------------------------------
+# 18. The stdio transport (§9.2): one JSON-RPC message a line each way, whole frames
+#    written one at a time, the loop of `mcp`.
+# ---------------------------------------------------------------------------------------
+
+OVERSIZED = None          # a line over §9.2's bound, as read_lines yields it
 
 
 class FrameWriter:
@@ -7863,28 +6967,125 @@ def _silence_stdout():
         pass
 
 
-def inspect_text(gen):
-    """§6 text: what would be served, labels padded to 12 columns."""
-    index, listing = gen.index, mcp_listing(gen)
-    totals = gen.registry.summary
-    lines = ["%-11s %s" % ("repository", gen.root),
-             "%-11s %s" % ("discovery", gen.decl.discovery),
-             "%-11s %s" % ("state", index.state)]
-    if index.context.problems:
-        lines.append(context_problems_line(index.context))
-    lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
-    lines.append("capabilities %d (%d builtin, %d declarative)"
-                 % (totals["total"], totals["builtin"], totals["declarative"]))
-    lines += ["%-11s %s" % ("resource", uri) for uri in listing.resource_uris(gen)]
-    lines += ["%-11s %s" % ("tool", t["name"]) for t in listing.tools]
-    labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
-    lines += ["%-4s %-22s %s \u2014 %s" % (labels[d.severity], d.code, d.path or "-", d.message)
-              for d in index.diagnostics]
-    return "\n".join(lines) + "\n"
+def read_lines(readline, stdin=False):
+    """§9.2's input lines, blank ones skipped; OVERSIZED for a line over the bound (read
+    past without being held). An error reading stdin is the transport's (exit 13)."""
+    while True:
+        try:
+            line = readline(LINE_BOUND + 1)
+        except OSError as exc:
+            if not stdin:
+                raise
+            raise Fatal(EXIT_INTERNAL, "cannot read from the client: %s" % _os_reason(exc))
+        if not line:
+            return
+        if len(line) > LINE_BOUND and line[-1:] != b"\n":
+            while line and not line.endswith(b"\n"):
+                line = readline(65536)
+            yield OVERSIZED
+        elif line.strip():
+            yield line
+
+
+def answer_guarded(live, session, line):
+    """The frame answering one input line (None: nothing to answer); a defect in framing
+    answers -32603 and never ends the session."""
+    if line is OVERSIZED:
+        return _frame(None, error=(-32700, "parse error: the line is over the %d byte bound"
+                                   % LINE_BOUND))
+    try:
+        return answer_line(live, session, line)
+    except _ClientGone:
+        raise
+    except Exception as exc:  # a defect in framing must not end the session
+        log(DEBUG, "frame failed", traceback=_traceback_text())
+        return _frame(None, error=(-32603, "internal: %s" % exc))
+
+
+class StdioLoop:
+    """§9.2's loop on this process's stdin and stdout, its lines answered by a session of
+    this process. `start(options)` makes the live layer: the entry point's start-up,
+    handed in (a shared server's loop, SharedStdio, may instead forward the lines to the
+    repository's owner)."""
+
+    def __init__(self, options, start):
+        import _thread
+        self.options, self.start = options, start
+        self.watching = "--no-watch" not in options.flags
+        self.writer = FrameWriter(sys.stdout.fileno())
+        self.lock = _thread.allocate_lock()
+        self.live = self.session = None
+        self.replaying = self.ending = False
+        self.answered = 0
+
+    def serve_locally(self):
+        """Answer from an index of this process's own."""
+        self.live = self.start(self.options)
+        self.session = Session(self.live, self._write, transport="stdio")
+
+    def _write(self, frame):
+        if not self.replaying:
+            self.writer(frame)
+
+    def run(self):
+        reader = sys.stdin.buffer
+        try:
+            for line in read_lines(reader.readline, stdin=True):
+                if self.forwarded(line):
+                    continue
+                data = answer_guarded(self.live, self.session, line)
+                if data is not None:
+                    self.writer(data)
+                    self.answered += 1
+                    if self.answered == 1:
+                        self.first_answer()
+                elif self.writer.gone:
+                    raise _ClientGone()
+            self.drain()
+            if self.session is not None:
+                self.session.close()     # off the board before saying who is left (§27)
+            self.input_ended()
+        except _ClientGone:
+            log(INFO, "client closed the output; stopping", answered=self.answered)
+            _silence_stdout()
+        finally:
+            self.end()
+        return EXIT_OK
+
+    # What a shared server's loop adds (SharedStdio): here, nothing.
+
+    def forwarded(self, line):
+        """Was `line` sent on to another process to answer?"""
+        return False
+
+    def first_answer(self):
+        """The first answer is out."""
+
+    def drain(self):
+        """At the end of input: wait for the lines another process answers."""
+
+    def input_ended(self):
+        log(INFO, "input ended; stopping", answered=self.answered)
+
+    def end(self):
+        self.ending = True
+        self.disconnect()
+        if self.session is None:
+            return
+        self.session.close()
+        self.unshare()
+        self.live.close()
+
+    def disconnect(self):
+        """Let go of another process answering this one's lines."""
+
+    def unshare(self):
+        """Stop serving other processes."""
 
 
 # ---------------------------------------------------------------------------------------
-# 15. HTTP on loopback (§10): heads, guards, query arguments and JSON error bodies.
+# 19. HTTP heads and guards (§10): a request's head read and checked (the Host, the
+#    token), query arguments and JSON bodies, error bodies, one response head.
 # ---------------------------------------------------------------------------------------
 
 HEAD_LIMIT = 65536
@@ -7903,115 +7104,6 @@ class HttpError(Exception):
         Exception.__init__(self, message)
         self.status, self.code, self.message = status, code, message
         self.headers, self.close, self.data = list(headers), close, data
-
-
-class HttpProjection:
-    """The registry as HTTP sees it: the route table and the OpenAPI document, prepared
-    once per generation (on first use)."""
-
-    def __init__(self, gen):
-        self.gen = gen
-        gen.counters.count("http_projection_builds")
-        registry = gen.registry
-        # From the registry's route table, in id order: no object's descriptor has an HTTP
-        # exposure, so none of 10,000 is made for it (§23).
-        self.routes = dict(sorted(registry.by_http.items(), key=lambda item: item[1]["id"]))
-        self.paths = {path for _, path in self.routes} | {"/", "/openapi.json"}
-        self.index_document = _pretty({
-            "name": "majordomus", "version": VERSION, "root": gen.root,
-            "openapi": "/openapi.json", "capabilities": "/api/v1/capabilities"})
-        self.openapi = _pretty(self._openapi())
-
-    def _openapi(self):
-        error_schema = {"$ref": "#/components/schemas/Error"}
-        responses = {}
-        for _, status, code in _HTTP_ERRORS:
-            responses[code] = {"description": "%d %s" % (status, code), "content": {
-                "application/json": {"schema": error_schema}}}
-        paths = {}
-        for (method, path), descriptor in sorted(self.routes.items(), key=lambda kv: kv[0][1]):
-            schema = descriptor["input"]["schema"]
-            parameters = [_openapi_parameter(name, rule, name in schema.get("required", ()))
-                          for name, rule in schema.get("properties", {}).items()]
-            operation = {"operationId": descriptor["id"], "summary": descriptor["title"],
-                         "description": descriptor["description"]}
-            if method == "POST":      # a command (§27): its input is the JSON body
-                operation["requestBody"] = {"required": True, "content": {
-                    "application/json": {"schema": schema}}}
-            elif parameters:
-                operation["parameters"] = parameters
-            operation["responses"] = {
-                "200": {"description": descriptor["output"].get("name", "the value"),
-                        "content": {"application/json": {
-                            "schema": descriptor["output"]["schema"]}}}}
-            for _, status, code in _HTTP_ERRORS:
-                operation["responses"][str(status)] = {"$ref": "#/components/responses/" + code}
-            paths[path] = {method.lower(): operation}
-        return {
-            "openapi": "3.1.0",
-            "info": {"title": "majordomus", "version": VERSION,
-                     "description": "Read-only view of a repository's AI layer."},
-            "paths": paths,
-            "components": {
-                "schemas": {"Error": _object_schema({"error": _object_schema(
-                    {"code": _STR, "message": _STR, "data": _ANY_OBJECT},
-                    ("code", "message"))}, ("error",))},
-                "responses": responses}}
-
-    def answer(self, method, target, headers=None, caller=None, body=b""):
-        """The JSON body (bytes) of a request, or a Page (§22); raise HttpError. A query is
-        routed by GET (and HEAD) with its input in the query string, a command (§27) by
-        POST with its input as the JSON body; `caller` is the Peer of the MCP session the
-        request names (Mcp-Session-Id), if any."""
-        path, _, query = target.partition("?")
-        path = _percent_decode(path, plus=False)
-        if method not in ("GET", "HEAD", "POST"):
-            raise HttpError(405, "method_not_allowed", "method %s is not served" % method)
-        headers = headers or {}
-        if path == UI_PREFIX or path.startswith(UI_PREFIX + "/"):
-            return ui_pages(self.gen).answer(method, path, query,
-                                             headers.get("host") or "127.0.0.1")
-        if path == "/" and method != "POST" and wants_html(headers.get("accept")):
-            return Page(303, b"", headers=[("Location", UI_PREFIX + "/")])
-        if path not in self.paths:
-            raise HttpError(404, "not_found", "no route %s %s; the routes are listed at "
-                            "/openapi.json" % (method, path))
-        routed = "GET" if method == "HEAD" else method
-        descriptor = self.routes.get((routed, path))
-        if descriptor is None and not (routed == "GET" and path in ("/", "/openapi.json")):
-            allowed = sorted({m for m, p in self.routes if p == path} or {"GET"})
-            raise HttpError(405, "method_not_allowed", "%s %s is not a route; another method "
-                            "is" % (method, path), [("Allow", ", ".join(
-                                "GET, HEAD" if m == "GET" else m for m in allowed))])
-        if path == "/":
-            return self.index_document
-        if path == "/openapi.json":
-            return self.openapi
-        try:
-            if routed == "POST":
-                arguments = _body_arguments(query, body)
-            else:
-                arguments = _query_arguments(query, descriptor["input"]["schema"])
-            return _pretty(self.gen.execute(descriptor["id"], arguments, caller))
-        except CapabilityError as exc:
-            for error, status, code in _HTTP_ERRORS:
-                if isinstance(exc, error):
-                    raise HttpError(status, code, exc.message, data=exc.data)
-            raise
-
-
-def _openapi_parameter(name, rule, required):
-    parameter = {"name": name, "in": "query", "required": required, "schema": rule}
-    if rule.get("type") == "object":
-        # §10: an object-valued input travels as one parameter per entry, `NAME.KEY=value`.
-        parameter["description"] = ("each entry as its own parameter %s.KEY=VALUE, e.g. "
-                                    "%s.CONTEXT=text" % (name, name))
-        parameter.update(style="form", explode=True)
-    return parameter
-
-
-def http_projection(gen):
-    return gen.memo("http", lambda: HttpProjection(gen))
 
 
 def _pretty(value):
@@ -8182,6 +7274,33 @@ def body_length(headers):
     return length
 
 
+class Access:
+    """Who may use an owner's port (§27): the lease's token, presented as
+    `Authorization: Bearer`; a private owner (started by `mcp`) requires it on every
+    request, a public one (`serve`) refuses only a wrong one."""
+
+    def __init__(self, token, public):
+        self.token, self.public = token, public
+
+    def refusal(self, authorization):
+        """Why a request is refused 401, or None."""
+        if authorization is None:
+            return None if self.public else "this server serves its repository's sessions " \
+                "only: present the lease's token (Authorization: Bearer)"
+        scheme, _, given = authorization.strip().partition(" ")
+        try:
+            from _operator import _compare_digest     # hmac's, without hashlib's start-up
+        except ImportError:
+            from hmac import compare_digest as _compare_digest
+        if scheme.lower() != "bearer" or not _compare_digest(given.strip().encode("utf-8"),
+                                                             self.token.encode("utf-8")):
+            return "the token is not this server's"
+        return None
+
+    def admits_bridge(self, authorization):
+        return authorization is not None and self.refusal(authorization) is None
+
+
 def _respond(sock, status, body, head_only, keep_alive, extra=(), stream=False,
              content_type="application/json"):
     """One response head and body. An event stream (§19) has no Content-Length: its body
@@ -8209,7 +7328,7 @@ def _error_body(code, message, data=None):
 
 
 # ---------------------------------------------------------------------------------------
-# 16. Markdown to HTML for the pages of `serve` (§22): the subset the AI layer uses.
+# 20. Markdown to HTML (§22): the subset the AI layer uses, for the pages.
 # Blocks: ATX headings (with ids), paragraphs, fenced and indented code, bullet and
 # ordered lists, block quotes, GitHub pipe tables, rules. Inline: emphasis, code spans,
 # hard breaks, backslash escapes, links, autolinks, images (as links). Everything else
@@ -8218,8 +7337,9 @@ def _error_body(code, message, data=None):
 # is kept only for http:, https:, mailto: and relative targets, else shown as written.
 # Bounded: quotes and lists nest at most _MD_MAX_DEPTH deep and reread a line at most
 # about 4 times, a text has at most 10,000 inline tokens, and every scan is linear.
-# A page may pass a linker (section 17's UiLinks): the ids, paths and majordomus:// URIs
-# it knows then become links; and a snippet is rendered inline with its terms marked.
+# A page may pass a linker (the pages' UiLinks, handed in): the ids, paths and
+# majordomus:// URIs it knows then become links; and a snippet is rendered inline with its
+# terms marked.
 # ---------------------------------------------------------------------------------------
 
 _MD_PATTERNS = {}           # pattern -> compiled regex, filled on first use
@@ -8668,10 +7788,10 @@ class _MdInline:
 
 
 # ---------------------------------------------------------------------------------------
-# 17. The pages of `serve` (§22): server-rendered HTML of the current generation, a
-#     projection like the routes (a page never reads a file itself), memoised per
-#     generation where it pays; one stylesheet and one small script from the archive;
-#     every repository value escaped; the safety headers on every answer.
+# 21. The pages (§22): server-rendered HTML of the current generation, a projection like
+#    the routes (a page never reads a file itself), memoised per generation where it pays;
+#    one stylesheet and one small script from the archive; every repository value escaped;
+#    the safety headers on every answer.
 # ---------------------------------------------------------------------------------------
 
 UI_PREFIX = "/ui"
@@ -9840,15 +8960,125 @@ def _resource_table(registry, ids):
 
 
 # ---------------------------------------------------------------------------------------
-# 18. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
-#     /mcp, /ui), one thread per connection, the event streams, and the server.
+# 22. HTTP connections (§10, §19, §22): the routes (REST from the registry's HTTP table,
+#    /mcp, /ui), one thread per connection, the event streams, and the server.
 # ---------------------------------------------------------------------------------------
 
-def make_http_handler(live, mcp, bound=None, access=None, options=None):
+class HttpProjection:
+    """The registry as HTTP sees it: the route table and the OpenAPI document, prepared
+    once per generation (on first use)."""
+
+    def __init__(self, gen):
+        self.gen = gen
+        gen.counters.count("http_projection_builds")
+        registry = gen.registry
+        # From the registry's route table, in id order: no object's descriptor has an HTTP
+        # exposure, so none of 10,000 is made for it (§23).
+        self.routes = dict(sorted(registry.by_http.items(), key=lambda item: item[1]["id"]))
+        self.paths = {path for _, path in self.routes} | {"/", "/openapi.json"}
+        self.index_document = _pretty({
+            "name": "majordomus", "version": VERSION, "root": gen.root,
+            "openapi": "/openapi.json", "capabilities": "/api/v1/capabilities"})
+        self.openapi = _pretty(self._openapi())
+
+    def _openapi(self):
+        error_schema = {"$ref": "#/components/schemas/Error"}
+        responses = {}
+        for _, status, code in _HTTP_ERRORS:
+            responses[code] = {"description": "%d %s" % (status, code), "content": {
+                "application/json": {"schema": error_schema}}}
+        paths = {}
+        for (method, path), descriptor in sorted(self.routes.items(), key=lambda kv: kv[0][1]):
+            schema = descriptor["input"]["schema"]
+            parameters = [_openapi_parameter(name, rule, name in schema.get("required", ()))
+                          for name, rule in schema.get("properties", {}).items()]
+            operation = {"operationId": descriptor["id"], "summary": descriptor["title"],
+                         "description": descriptor["description"]}
+            if method == "POST":      # a command (§27): its input is the JSON body
+                operation["requestBody"] = {"required": True, "content": {
+                    "application/json": {"schema": schema}}}
+            elif parameters:
+                operation["parameters"] = parameters
+            operation["responses"] = {
+                "200": {"description": descriptor["output"].get("name", "the value"),
+                        "content": {"application/json": {
+                            "schema": descriptor["output"]["schema"]}}}}
+            for _, status, code in _HTTP_ERRORS:
+                operation["responses"][str(status)] = {"$ref": "#/components/responses/" + code}
+            paths[path] = {method.lower(): operation}
+        return {
+            "openapi": "3.1.0",
+            "info": {"title": "majordomus", "version": VERSION,
+                     "description": "Read-only view of a repository's AI layer."},
+            "paths": paths,
+            "components": {
+                "schemas": {"Error": _object_schema({"error": _object_schema(
+                    {"code": _STR, "message": _STR, "data": _ANY_OBJECT},
+                    ("code", "message"))}, ("error",))},
+                "responses": responses}}
+
+    def answer(self, method, target, headers=None, caller=None, body=b""):
+        """The JSON body (bytes) of a request, or a Page (§22); raise HttpError. A query is
+        routed by GET (and HEAD) with its input in the query string, a command (§27) by
+        POST with its input as the JSON body; `caller` is the Peer of the MCP session the
+        request names (Mcp-Session-Id), if any."""
+        path, _, query = target.partition("?")
+        path = _percent_decode(path, plus=False)
+        if method not in ("GET", "HEAD", "POST"):
+            raise HttpError(405, "method_not_allowed", "method %s is not served" % method)
+        headers = headers or {}
+        if path == UI_PREFIX or path.startswith(UI_PREFIX + "/"):
+            return ui_pages(self.gen).answer(method, path, query,
+                                             headers.get("host") or "127.0.0.1")
+        if path == "/" and method != "POST" and wants_html(headers.get("accept")):
+            return Page(303, b"", headers=[("Location", UI_PREFIX + "/")])
+        if path not in self.paths:
+            raise HttpError(404, "not_found", "no route %s %s; the routes are listed at "
+                            "/openapi.json" % (method, path))
+        routed = "GET" if method == "HEAD" else method
+        descriptor = self.routes.get((routed, path))
+        if descriptor is None and not (routed == "GET" and path in ("/", "/openapi.json")):
+            allowed = sorted({m for m, p in self.routes if p == path} or {"GET"})
+            raise HttpError(405, "method_not_allowed", "%s %s is not a route; another method "
+                            "is" % (method, path), [("Allow", ", ".join(
+                                "GET, HEAD" if m == "GET" else m for m in allowed))])
+        if path == "/":
+            return self.index_document
+        if path == "/openapi.json":
+            return self.openapi
+        try:
+            if routed == "POST":
+                arguments = _body_arguments(query, body)
+            else:
+                arguments = _query_arguments(query, descriptor["input"]["schema"])
+            return _pretty(self.gen.execute(descriptor["id"], arguments, caller))
+        except CapabilityError as exc:
+            for error, status, code in _HTTP_ERRORS:
+                if isinstance(exc, error):
+                    raise HttpError(status, code, exc.message, data=exc.data)
+            raise
+
+
+def _openapi_parameter(name, rule, required):
+    parameter = {"name": name, "in": "query", "required": required, "schema": rule}
+    if rule.get("type") == "object":
+        # §10: an object-valued input travels as one parameter per entry, `NAME.KEY=value`.
+        parameter["description"] = ("each entry as its own parameter %s.KEY=VALUE, e.g. "
+                                    "%s.CONTEXT=text" % (name, name))
+        parameter.update(style="form", explode=True)
+    return parameter
+
+
+def http_projection(gen):
+    return gen.memo("http", lambda: HttpProjection(gen))
+LEASE_PROTOCOL = "majordomus-stdio"      # the Upgrade a bridge asks of /mcp (§27)
+
+def make_http_handler(live, mcp, bound=None, access=None, options=None, bridge=None):
     """The per-connection handler class: one thread per connection (socketserver). `mcp`
     is the /mcp transport (McpOverHttp); `bound`, the address literal the server was told
     to bind, which the Host guard accepts too; `access` (§27) the token an owner asks for,
-    and `options` what a bridge's options must equal (None: no lease, no bridge)."""
+    `options` what a bridge's options must equal, and `bridge(sock, pending, live,
+    replay)` serves a bridge's switched connection (None: no lease, no bridge)."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -9993,8 +9223,9 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None):
                 stream.closed()
                 _respond(self.request, 200, b"", True, False, UI_HEADERS, stream=True)
                 return False
-            listener = Listener(lambda method, params: stream.put(_json_bytes(params)),
-                                resources_list=False, prompts_list=False, generations=True)
+
+            def listener(change):      # a page reloads on each new generation (§22)
+                stream.put(_json_bytes({"generation": change.new.number}))
             release = stream.release
 
             def board_moved(version):
@@ -10021,8 +9252,8 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None):
             lease's token and serve with this server's options; then the connection is
             the bridge's session until it ends."""
             try:
-                if method != "GET" or access is None or not access.admits_bridge(
-                        headers.get("authorization")):
+                if method != "GET" or bridge is None or access is None or not (
+                        access.admits_bridge(headers.get("authorization"))):
                     raise HttpError(401, "unauthorized", "a bridge presents the lease's token",
                                     [("WWW-Authenticate", "Bearer")])
                 if headers.get("majordomus-options") != options:
@@ -10034,7 +9265,7 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None):
             self.request.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
                                   "Connection: Upgrade\r\n\r\n" % LEASE_PROTOCOL).encode("ascii"))
             self.request.settimeout(None)
-            serve_bridge(self.request, pending, live, replay)
+            bridge(self.request, pending, live, replay)
             return False
 
         def mcp(self, method, headers, body, keep_alive, slots):
@@ -10103,32 +9334,6 @@ class EventStream:
         if self.session is not None:
             self.session.close()
         self.release()
-
-
-class HttpSession:
-    """A legacy /mcp session: its MCP session state and, while one is open, its stream."""
-
-    def __init__(self, key, live):
-        self.key, self.used = key, time.monotonic()
-        self.version = "2025-03-26"
-        self.stream = None
-        # Notifications reach a legacy session only through its GET stream: it listens
-        # while one is open (and it has sent notifications/initialized).
-        self.mcp = McpSession(live, self._write, pushes=False, transport="http")
-
-    def follow(self):
-        if self.stream is not None and self.mcp.initialized:
-            self.mcp.live.listen(self.mcp.legacy)
-
-    def _write(self, frame):
-        stream = self.stream
-        if stream is not None:      # no stream open: nobody to tell (nothing is kept)
-            stream.put(frame)
-
-    def end(self):
-        self.mcp.close()
-        if self.stream is not None:
-            self.stream.end()
 
 
 def _rpc_error_body(msg_id, code, message, data=None):
@@ -10204,7 +9409,7 @@ class McpOverHttp:
             return None
         with self.lock:
             session = self.sessions.get(key)
-        return session.mcp.peer if session is not None else None
+        return session.peer if session is not None else None
 
     # -- legacy sessions --------------------------------------------------------------
 
@@ -10225,7 +9430,7 @@ class McpOverHttp:
         return session, None
 
     def new_session(self):
-        session = HttpSession(os.urandom(16).hex(), self.live)
+        session = Session(self.live, pushes=False, transport="http", key=os.urandom(16).hex())
         ended = []
         with self.lock:
             self._expire()
@@ -10280,7 +9485,7 @@ class McpOverHttp:
             params = message.get("params")
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
             session.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
-            frame = dispatch(self.live, session.mcp, message)
+            frame = dispatch(self.live, session, message)
             return Reply(200, frame, [("Mcp-Session-Id", session.key)])
         if msg_id is None and "mcp-session-id" not in headers or (
                 method is None and ("result" in message or "error" in message)):
@@ -10292,7 +9497,7 @@ class McpOverHttp:
         if version not in PROTOCOL_VERSIONS:
             return Reply(400, _rpc_error_body(msg_id, -32600, "unsupported MCP-Protocol-Version "
                                               "'%s'" % version))
-        frame = dispatch(self.live, session.mcp, message)
+        frame = dispatch(self.live, session, message)
         session.follow()
         return Reply(202) if frame is None else Reply(200, frame)
 
@@ -10306,7 +9511,7 @@ class McpOverHttp:
                                               "of protocol 2025-03-26"))
         if not messages:
             return Reply(400, _rpc_error_body(None, -32600, "empty batch"))
-        frames = [f for f in (dispatch(self.live, session.mcp, m) for m in messages) if f]
+        frames = [f for f in (dispatch(self.live, session, m) for m in messages) if f]
         return Reply(200, b"[" + b",".join(frames) + b"]") if frames else Reply(202)
 
     def modern(self, headers, message, method, params, slots=None):
@@ -10360,7 +9565,7 @@ class McpOverHttp:
         stream = self._stream(slots)
         if stream is None:
             return _busy_reply(message.get("id"))
-        session = McpSession(self.live, stream.put)
+        session = Session(self.live, stream.put)
         frame = dispatch(self.live, session, message)
         if frame is not None:        # refused (e.g. no notifications filter): plain JSON
             stream.closed()
@@ -10390,7 +9595,7 @@ class McpOverHttp:
         def release(release=stream.release):
             if session.stream is stream:
                 session.stream = None
-                self.live.unlisten(session.mcp.legacy)
+                self.live.unlisten(session.subscription)
             release()
         stream.release = release
         return Reply(200, stream=stream)
@@ -10409,7 +9614,7 @@ def same_origin(headers, strict):
 
 def _stateless_session(live):
     """The session of one 2026-07-28 request over HTTP: it has no state and no stream."""
-    return McpSession(live, lambda frame: None, pushes=False)
+    return Session(live, lambda frame: None, pushes=False)
 
 
 def _busy_reply(msg_id):
@@ -10454,9 +9659,9 @@ def serve_stream(sock, stream):
         stream.closed()
 
 
-def http_server(live, host, port, access=None, options=None, bound=None):
+def http_server(live, host, port, access=None, options=None, bound=None, bridge=None):
     """The HTTP server of §10, §19, §22 bound to host:port (not yet serving), and its /mcp
-    transport; `bound`, `access` and `options` as make_http_handler's."""
+    transport; `bound`, `access`, `options` and `bridge` as make_http_handler's."""
     import socket
     import socketserver
 
@@ -10483,73 +9688,8 @@ def http_server(live, host, port, access=None, options=None, bound=None):
                 reason="%s: %s" % (type(exc).__name__, exc))
 
     mcp = McpOverHttp(live)
-    return Server((host, port), make_http_handler(live, mcp, bound, access, options)), mcp
-
-
-def run_http(live, host, port, elector=None):
-    """Bind, log the address, serve until SIGINT or SIGTERM (then exit 0). With an
-    `elector` (§27), `serve` owns the repository's lease when no live server does."""
-    import signal
-    lease = None
-    if elector is not None:
-        lease = serve_lease(elector, host)
-    try:
-        server, mcp = http_server(live, host, port, lease and Access(lease.token, True),
-                                  elector.options if lease else None, bound_name(host))
-    except (OSError, OverflowError) as exc:
-        if lease is not None:
-            lease.release()
-        raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
-
-    class _Stop(BaseException):
-        """Raised by the signal handler; a BaseException so that socketserver's own
-        `except Exception` (around accepting a connection) cannot swallow it."""
-
-    def stop(signum, frame):
-        raise _Stop()
-
-    for signum in stop_signals():
-        signal.signal(signum, stop)
-    bound_host, bound_port = server.server_address[:2]
-    shown = "[%s]" % bound_host if ":" in bound_host else bound_host
-    try:   # a signal may come as soon as the address is told
-        if not _is_loopback(bound_host):
-            log(WARN, "serving on a non-loopback address: anyone who reaches it reads the "
-                "layer", host=bound_host)
-        if lease is not None:
-            reach = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound_host, bound_host)
-            lease.write("http://%s:%d" % ("[%s]" % reach if ":" in reach else reach,
-                                          bound_port))
-        log(INFO, "listening on http://%s:%d" % (shown, bound_port))
-        server.serve_forever(poll_interval=0.5)
-    except _Stop:
-        log(INFO, "signal received; stopping")
-    finally:
-        if lease is not None:
-            lease.release()
-        server.server_close()
-        mcp.close()
-        live.close()
-    return EXIT_OK
-
-
-def serve_lease(elector, host):
-    """`serve`'s lease (§27), or None when another server holds it or it cannot be used
-    (said at info: this server then serves its own sessions only)."""
-    if not (_is_loopback(host) or host in ("0.0.0.0", "::")):
-        log(INFO, "not sharing this repository's sessions: %s is not a loopback address"
-            % host)
-        return None
-    try:
-        role, value = elector.elect(PROBE_SECONDS)
-    except Refusal as exc:
-        log(INFO, "not sharing this repository's sessions: %s" % exc)
-        return None
-    if role == "bridge":
-        log(INFO, "this repository's shared server runs elsewhere; this one serves its own "
-            "sessions", url=value["url"], pid=value["pid"])
-        return None
-    return value
+    return Server((host, port), make_http_handler(live, mcp, bound, access, options,
+                                                  bridge)), mcp
 
 
 def bound_name(host):
@@ -10568,9 +9708,28 @@ def _is_loopback(host):
 
 
 # ---------------------------------------------------------------------------------------
-# 19. CLI projections (§11): each command executes its capability through the registry's
-#     CLI exposure.
+# 23. The command line (§11): each command executes its capability through the registry's
+#    CLI exposure; the text forms.
 # ---------------------------------------------------------------------------------------
+
+def inspect_text(gen):
+    """§6 text: what would be served, labels padded to 12 columns."""
+    index, listing = gen.index, mcp_listing(gen)
+    totals = gen.registry.summary
+    lines = ["%-11s %s" % ("repository", gen.root),
+             "%-11s %s" % ("discovery", gen.decl.discovery),
+             "%-11s %s" % ("state", index.state)]
+    if index.context.problems:
+        lines.append(context_problems_line(index.context))
+    lines += ["%-11s %-12s %d" % ("kind", kind, count) for kind, count in index.kinds.items()]
+    lines.append("capabilities %d (%d builtin, %d declarative)"
+                 % (totals["total"], totals["builtin"], totals["declarative"]))
+    lines += ["%-11s %s" % ("resource", uri) for uri in listing.resource_uris(gen)]
+    lines += ["%-11s %s" % ("tool", t["name"]) for t in listing.tools]
+    labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
+    lines += ["%-4s %-22s %s \u2014 %s" % (labels[d.severity], d.code, d.path or "-", d.message)
+              for d in index.diagnostics]
+    return "\n".join(lines) + "\n"
 
 _CLI_EXIT = ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_MISSING),
              (RefusedPath, EXIT_REFUSED_PATH), (Refused, EXIT_CONTRACT),
@@ -10696,7 +9855,970 @@ def write_stdout(text):
 
 
 # ---------------------------------------------------------------------------------------
-# 20. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
+# 24. Sharing (§27): one server per repository root, found through a lease outside the
+#    repository: the election, the owner's server, bridges that forward a client's frames
+#    to the owner, and a takeover when the owner dies.
+# ---------------------------------------------------------------------------------------
+
+#
+# Design.
+# - Election. `mcp` (not --inspect, --standalone or MAJORDOMUS_STANDALONE=1) and `serve`
+#   open the lease directory (made 0700; refused unless the user's, not writable by others,
+#   not a symlink) and the root's lease in it, `<first 16 hex of sha256(real root)>.json`:
+#     absent             -> create it (O_CREAT|O_EXCL, 0600) and lock it: OWNER;
+#     present, unlocked  -> its owner is dead (the kernel drops a dead process's lock, even
+#                           after kill -9): stale: lock it, remove it, elect again (so every
+#                           owner's lease is a file of its own, never a reused one);
+#     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
+#     locked, its pid dead -> a takeover is under way: wait;
+#     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
+#                           this root within 1 s (asked beside the bridge's own connection;
+#                           an owner that has switched that connection is alive, and its
+#                           report, a git status, may take up to 10 s on a large work tree);
+#                           else stale: unlinked (when it is still that file), elect again;
+#     a symlink, not the user's, not private, another root, version or options ->
+#                           STANDALONE, the reason said at info.
+#   The lock decides, not the pid or the file's existence: only one process can hold it, so
+#   two that elect at once never both win, and a lease no process holds is stale however it
+#   got there (a crash, kill -9, a file planted by hand).
+# - Owner. Builds its index and serves its own client on stdio exactly as a standalone
+#   server does; once its first answer is out (or 50 ms have passed) a thread binds
+#   127.0.0.1:0, serves every route of §10, §19 and §22 there (an owner started by `mcp` is
+#   private: every request without the lease's token is refused 401) and writes the lease.
+#   Its client gone, it lingers while a bridge is attached and ends with the last; ending,
+#   it removes the lease (if the file is still its own) and so lets the lock go.
+# - Bridge. Builds no index. Its connection to the owner's /mcp asks to switch (HTTP/1.1
+#   Upgrade: majordomus-stdio, 101) to the stdio framing, one JSON value a line each way,
+#   and the owner serves that connection with its stdio loop (one Session, transport
+#   `bridge`). So both eras, batches, requests before initialize, a second initialize, the
+#   line bound and notifications written before the answer they precede are the owner's
+#   stdio behaviour, carried as the lines they are: the bridge parses none of the owner's
+#   frames. (Streamable HTTP differs from stdio in each of those; translating them would be
+#   a second dispatch.) After each line it has handled, the owner writes one line of its
+#   own, `+` (answered) or `-` (not), in the same write as the answer and the notifications
+#   the line's handling wrote; a notification of another thread closes with `=`. The bridge
+#   delivers a group when its mark comes: so it knows which of its client's lines are done
+#   (and counts its answers), and an owner that dies mid-write leaves nothing half told.
+# - Takeover. A bridge keeps what a new server needs to be the same server to its client:
+#   the last legacy initialize, notifications/initialized, the resource subscriptions, the
+#   open subscriptions/listen, the last announce (Kept); and the lines sent but not done.
+#   When the owner's connection ends it elects again. Owner: it builds its index and
+#   replays all that into a local session, whose writes are dropped. Bridge of another: it
+#   sends the replay first (the handshake says how many lines: the owner keeps their
+#   announce from the other peers, and the bridge drops what they produce). Then the lines
+#   not done are sent again, and the client hears list_changed (the layer may have moved
+#   meanwhile) and nothing else. Within 2 s: the dead owner's lock is free at once.
+
+PROBE_SECONDS = 1.0       # a live owner answers GET /api/v1/repository within this
+PROBE_GRACE = 10.0        # ... or, once it has switched a bridge's connection, this
+START_WAIT = 30.0         # seconds a process waits for an owner that is starting
+KICK_SECONDS = 0.05       # the owner binds once its first answer is out, or after this
+
+
+# -- the lease ----------------------------------------------------------------------------
+
+class LeaseFolder:
+    """The lease directory, opened once and checked (§27): each lease is opened relative
+    to that open directory where the platform can (no path is looked up twice)."""
+
+    def __init__(self, path, handle):
+        self.path, self.handle = path, handle
+
+    def _at(self, name):
+        return ({"dir_fd": self.handle}, name) if self.handle is not None else (
+            {}, os.path.join(self.path, name))
+
+    def open(self, name, flags, mode=0o600):
+        kwargs, where = self._at(name)
+        return os.open(where, flags | LEASE_FLAGS, mode, **kwargs)
+
+    def stat(self, name):
+        kwargs, where = self._at(name)
+        return os.stat(where, follow_symlinks=False, **kwargs)
+
+    def unlink(self, name, handle):
+        """Remove the lease `name` if it is still the file open as `handle`."""
+        try:
+            if same_file(self.stat(name), os.fstat(handle)):
+                kwargs, where = self._at(name)
+                os.unlink(where, **kwargs)
+        except OSError:
+            pass
+
+    def where(self, name):
+        return os.path.join(self.path, name)
+
+
+def open_lease_folder():
+    """(LeaseFolder, None), or (None, why the lease directory cannot be used)."""
+    path, why = lease_directory()
+    if path is None:
+        return None, why
+    try:
+        make_private_folder(path)
+    except FileExistsError:
+        pass                      # (what is there is checked below, never followed)
+    except OSError as exc:
+        return None, "the lease directory %s cannot be made: %s" % (path, _os_reason(exc))
+    handle = None
+    try:
+        if FOLDER_OPEN is not None:
+            handle = os.open(path, FOLDER_OPEN)
+            info = os.fstat(handle)
+        else:
+            info = os.lstat(path)
+    except OSError as exc:
+        import errno
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) or os.path.islink(path):
+            return None, "the lease directory %s is a symlink" % path
+        return None, "the lease directory %s cannot be opened: %s" % (path, _os_reason(exc))
+    why = unsafe_folder(info, path)
+    if why is not None:
+        if handle is not None:
+            os.close(handle)
+        return None, why
+    return LeaseFolder(path, handle), None
+
+
+def lease_name(root):
+    """The lease of a root: the first 16 hex digits of sha256 of its real path, .json."""
+    try:
+        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
+    except ImportError:
+        try:
+            from _sha2 import sha256         # 3.12 and later
+        except ImportError:
+            from hashlib import sha256
+    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16] \
+        + ".json"
+
+
+class Refusal(Exception):
+    """This process cannot share: it serves standalone, and says why at info."""
+
+
+class Lease:
+    """The lease this process owns: its file, open and locked (the lock is the ownership)."""
+
+    def __init__(self, folder, name, handle, root):
+        self.folder, self.name, self.handle, self.root = folder, name, handle, root
+        self.token = os.urandom(32).hex()
+        self.url = None
+
+    def write(self, url):
+        """The lease's JSON, in one write over an emptied file (a reader of a partial one
+        waits and reads again)."""
+        self.url = url
+        if self.handle is None:
+            return                  # released already: the owner is ending
+        data = json_pretty({"root": self.root, "url": url, "pid": os.getpid(),
+                            "token": self.token, "version": VERSION,
+                            "started": utc_stamp()}).encode("utf-8") + b"\n"
+        os.ftruncate(self.handle, 0)
+        os.lseek(self.handle, 0, os.SEEK_SET)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.handle, view):]
+
+    def release(self):
+        """Remove the lease (when the file is still this one) and let the lock go."""
+        if self.handle is None:
+            return
+        self.folder.unlink(self.name, self.handle)
+        os.close(self.handle)
+        self.handle = None
+
+
+def read_lease(handle):
+    """The lease's fields, or None while it is empty or partly written."""
+    try:
+        os.lseek(handle, 0, os.SEEK_SET)
+        data = os.read(handle, 65536)
+        value = json_loads(data.decode("utf-8")) if data.strip() else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(value.get(key), kind) for key, kind in (
+            ("root", str), ("url", str), ("pid", int), ("token", str), ("version", str))):
+        return None
+    return value
+
+
+_AGAIN = ("again", None)      # an election's look that must be taken again at once
+
+
+class Elector:
+    """Who serves this root (§27): elect() -> ("owner", Lease) or ("bridge", the lease's
+    fields); a Refusal when this process must serve standalone."""
+
+    def __init__(self, root, folder, options):
+        self.root, self.folder, self.options = root, folder, options
+        self.name = lease_name(root)
+        self.where = folder.where(self.name)
+
+    def elect(self, wait=START_WAIT):
+        deadline = time.monotonic() + wait
+        while True:
+            outcome = self._try()
+            if outcome is _AGAIN:
+                continue
+            if outcome is not None:
+                return outcome
+            if time.monotonic() > deadline:
+                raise Refusal("the server holding the lease %s has not answered within %d s"
+                              % (self.where, wait))
+            time.sleep(0.01)
+
+    def _try(self):
+        """One look at the lease: an outcome, or None to look again shortly."""
+        created = True
+        try:
+            handle = self.folder.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+            # (created: empty, and locked below before anything is written)
+        except FileExistsError:
+            created = False
+            try:
+                handle = self.folder.open(self.name, os.O_RDWR)
+            except FileNotFoundError:
+                return None                      # removed meanwhile: look again
+            except OSError as exc:
+                import errno
+                if exc.errno in (errno.ELOOP, errno.EMLINK) or _is_link(self.folder, self.name):
+                    raise Refusal("the lease %s is a symlink" % self.where)
+                raise Refusal("the lease %s cannot be opened: %s" % (self.where,
+                                                                   _os_reason(exc)))
+        except OSError as exc:
+            raise Refusal("the lease %s cannot be made: %s" % (self.where, _os_reason(exc)))
+        try:
+            why = unsafe_lease(os.fstat(handle), self.where)
+            if why is not None:
+                raise Refusal(why)
+            if lock_lease(handle):
+                if not _still_there(self.folder, self.name, handle):
+                    return None                  # unlinked under us: look again
+                if not created:
+                    # No process holds it: stale. Its file goes (this process holds its
+                    # lock, so no other can own it meanwhile) and a new one is created: an
+                    # owner's lease is always a file of its own, so that a process judging
+                    # the old one stale can never remove the new owner's.
+                    stale = read_lease(handle)
+                    log(INFO, "replacing a stale lease", lease=self.where,
+                        pid=stale["pid"] if stale else "-")
+                    self.folder.unlink(self.name, handle)
+                    return _AGAIN
+                lease, handle = Lease(self.folder, self.name, handle, self.root), None
+                return "owner", lease
+            fields = read_lease(handle)
+            if fields is None or not process_alive(fields["pid"]):
+                return None                      # starting, or being taken over
+            if fields["root"] != self.root:
+                raise Refusal("the lease %s names another root" % self.where)
+            if fields["version"] != VERSION:
+                raise Refusal("the shared server (pid %d) is majordomus %s, not %s"
+                              % (fields["pid"], fields["version"], VERSION))
+            return "bridge", fields
+        finally:
+            if handle is not None:
+                os.close(handle)
+
+    def stale(self, fields):
+        """The owner named by `fields` does not answer: remove its lease so that the next
+        election replaces it, if the file there still names it (its token: a file's inode
+        number is no identity once the file is gone, and the next lease may reuse it)."""
+        log(INFO, "the shared server does not answer; replacing its lease", pid=fields["pid"],
+            lease=self.where)
+        try:
+            handle = self.folder.open(self.name, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            now = read_lease(handle)
+            if now is not None and now["token"] == fields["token"]:
+                self.folder.unlink(self.name, handle)      # (it checks the open file)
+        finally:
+            os.close(handle)
+
+
+def live_lease(folder, root):
+    """The fields of the lease of `root` while a live owner holds it, else None (a look,
+    never a change: `majordomus peers`)."""
+    name = lease_name(root)
+    try:
+        handle = folder.open(name, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        if unsafe_lease(os.fstat(handle), name) is not None or lock_lease(handle):
+            return None          # (a lease this look could lock has no owner)
+        fields = read_lease(handle)
+        return fields if fields is not None and fields["root"] == root else None
+    finally:
+        os.close(handle)
+
+
+def _still_there(folder, name, handle):
+    try:
+        return same_file(folder.stat(name), os.fstat(handle))
+    except OSError:
+        return False
+
+
+def _is_link(folder, name):
+    try:
+        return stat.S_ISLNK(folder.stat(name).st_mode)
+    except OSError:
+        return False
+
+
+def same_file(a, b):
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def options_text(options):
+    """The options that change what a server answers: a bridge attaches only to an owner
+    serving with the same ones (§27; its answers must be a standalone server's)."""
+    return "discovery=%s watch=%s strict=%s" % (
+        options.get("--discovery", "vcs"), "off" if "--no-watch" in options.flags else "on",
+        "on" if "--strict" in options.flags else "off")
+
+
+def standalone_reason(options):
+    """Why this process does not look for a shared server (None: it does)."""
+    if "--standalone" in options.flags:
+        return "--standalone"
+    if os.environ.get("MAJORDOMUS_STANDALONE", "").strip() == "1":
+        return "MAJORDOMUS_STANDALONE=1"
+    return None
+
+
+# -- loopback HTTP from the bridge's side: a few requests, no http.client -----------------
+
+def url_address(url):
+    """(host, port) of a lease's `http://HOST:PORT` on loopback; Refusal otherwise."""
+    rest = url[len("http://"):] if url.startswith("http://") else ""
+    host, _, port = rest.rstrip("/").rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    port = number_or(port, None)
+    if port is None or not (host.startswith("127.") or host == "::1"):
+        raise Refusal("the lease names %r, not a loopback HTTP address" % url)
+    return host, port
+
+
+def http_exchange(url, head, body=b"", timeout=PROBE_SECONDS, switch=False):
+    """One request on a fresh connection to `url`'s server: (status, headers, body) where
+    body is the whole answer's; with `switch`, a 101 answer keeps the connection:
+    (101, headers, (socket, the bytes read past the head)). OSError when it fails."""
+    import _socket
+    host, port = url_address(url)
+    sock = _socket.socket(_socket.AF_INET6 if ":" in host else _socket.AF_INET,
+                          _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect((host, port))
+        hostport = "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
+        sock.sendall(("%s\r\nHost: %s\r\n\r\n" % (head, hostport)).encode("latin-1") + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk or len(data) > HEAD_LIMIT:
+                raise OSError("the server closed the connection")
+            data += chunk
+        top, _, rest = data.partition(b"\r\n\r\n")
+        lines = top.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        status = number_or(parts[1], None) if len(parts) >= 2 else None
+        if status is None:
+            raise OSError("not an HTTP answer")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if status == 101 and switch:
+            sock.settimeout(None)
+            kept, sock = sock, None
+            return status, headers, (kept, rest)
+        length = number_or(headers.get("content-length", "0"), 0)
+        while len(rest) < length:
+            chunk = sock.recv(min(65536, length - len(rest)))
+            if not chunk:
+                break
+            rest += chunk
+        return status, headers, rest
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def _error_message(body):
+    try:
+        return json_loads(body.decode("utf-8"))["error"]["message"]
+    except Exception:  # not our error body
+        return "HTTP error"
+
+
+def probe(fields, timeout=PROBE_SECONDS):
+    """§27: the root the lease's owner names in its answer to GET /api/v1/repository, or
+    None when it does not answer (within `timeout` for each step) with a report."""
+    try:
+        status, _, body = http_exchange(
+            fields["url"], "GET /api/v1/repository HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
+            "Connection: close" % fields["token"], timeout=timeout)
+        return json_loads(body.decode("utf-8"))["repository"]["root"] if status == 200 \
+            else None
+    except Exception:  # no answer, or no report
+        return None
+
+
+class LineReader:
+    """Lines from a socket, as io.BufferedReader.readline(limit) reads them from a file."""
+
+    def __init__(self, sock, data=b""):
+        self.sock, self.data = sock, data
+
+    def readline(self, limit=-1):
+        parts, size, data = [], 0, self.data
+        while True:
+            end = data.find(b"\n")
+            if end >= 0 and (limit < 0 or size + end < limit):
+                parts.append(data[:end + 1])
+                self.data = data[end + 1:]
+                return b"".join(parts)
+            if 0 <= limit <= size + len(data):
+                parts.append(data[:limit - size])
+                self.data = data[limit - size:]
+                return b"".join(parts)
+            parts.append(data)
+            size += len(data)
+            try:
+                data = self.sock.recv(262144)
+            except OSError:
+                data = b""
+            if not data:
+                self.data = b""
+                return b"".join(parts)
+
+
+class Remote:
+    """A bridge's connection to the owner, switched to the stdio framing."""
+
+    def __init__(self, sock, rest, fields):
+        self.sock, self.reader, self.fields = sock, LineReader(sock, rest), fields
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            pass          # the reader sees the end, and the lines are sent again
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def switch_to_owner(fields, root, options, replay):
+    """Connect to the owner's /mcp and switch to the stdio framing, asking the owner beside
+    it for its repository report (the probe of §27); a Remote. StaleOwner when the owner
+    answers neither within PROBE_SECONDS; Refusal when this process must serve standalone
+    (refused, or the owner serves another root). An owner that switched the connection is
+    alive: its report may take longer (git status on a large work tree), PROBE_GRACE."""
+    import _thread
+    answered = []
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def ask():
+        answered.append(probe(fields, PROBE_GRACE))
+        done.release()
+    _thread.start_new_thread(ask, ())
+    try:
+        status, headers, body = http_exchange(
+            fields["url"], "GET %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nConnection: "
+            "Upgrade\r\nUpgrade: %s\r\nMajordomus-Options: %s\r\nMajordomus-Replay: %d" % (
+                MCP_PATH, fields["token"], LEASE_PROTOCOL, options, replay), switch=True)
+    except OSError:
+        status = None
+    done.acquire(True, PROBE_GRACE if status == 101 else PROBE_SECONDS)
+    if status == 101 and answered == [root]:
+        return Remote(body[0], body[1], fields)
+    if status == 101:
+        body[0].close()
+    if status in (401, 409):
+        raise Refusal("the shared server (pid %d) refused this process: %s"
+                      % (fields["pid"], _error_message(body)))
+    if answered and answered[0] not in (None, root):
+        raise Refusal("the server the lease names serves %s" % answered[0])
+    raise StaleOwner()
+
+
+class StaleOwner(Exception):
+    """The lease's owner holds its lock but does not answer."""
+
+
+# -- what a takeover replays --------------------------------------------------------------
+
+class Kept:
+    """The requests that made this client's session what it is (§27): replayed into the
+    next server so that it is the same server to the client."""
+
+    _WORDS = (b"initialize", b"subscribe", b"listen", b"cancelled", b"majordomus_announce")
+
+    def __init__(self):
+        self.initialize = self.initialized = self.announce = None
+        self.subscribed, self.listens = {}, {}
+
+    def note(self, line):
+        if line is OVERSIZED or not any(word in line for word in self._WORDS):
+            return
+        value, _ = parse_frame(line)
+        for message in value if isinstance(value, list) else [value]:
+            if isinstance(message, dict) and isinstance(message.get("method"), str):
+                self._note(message)
+
+    def _note(self, message):
+        method, msg_id = message["method"], message.get("id")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        modern = is_modern(method, params)
+        if msg_id is None:
+            if method == "notifications/initialized":
+                self.initialized = message
+            elif method == "notifications/cancelled" and "requestId" in params:
+                self.listens.pop(_id_key(params["requestId"]), None)
+        elif method == "initialize" and not modern:
+            self.initialize = message
+        elif method in ("resources/subscribe", "resources/unsubscribe") and not modern:
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self.subscribed.pop(uri, None)
+                if method == "resources/subscribe":
+                    self.subscribed[uri] = message
+        elif method == "subscriptions/listen" and modern:
+            self.listens[_id_key(msg_id)] = message
+        elif method == "tools/call" and params.get("name") == "majordomus_announce":
+            self.announce = message
+
+    def lines(self):
+        messages = [self.initialize, self.initialized] + list(self.subscribed.values()) + list(
+            self.listens.values()) + [self.announce]
+        return [_json_bytes(m) + b"\n" for m in messages if m is not None]
+
+    def list_changed(self):
+        """The frames that tell this client the lists may have changed."""
+        frames = []
+        if self.initialize is not None and self.initialized is not None:
+            frames += [_notification("notifications/resources/list_changed", None),
+                       _notification("notifications/prompts/list_changed", None)]
+        for message in self.listens.values():
+            wanted = (message.get("params") or {}).get("notifications")
+            wanted = wanted if isinstance(wanted, dict) else {}
+            tag = {META_SUBSCRIPTION: message["id"]}
+            for flag, method in (("resourcesListChanged", "notifications/resources/list_changed"),
+                                 ("promptsListChanged", "notifications/prompts/list_changed")):
+                if wanted.get(flag) is True:
+                    frames.append(_notification(method, {"_meta": tag}))
+        return frames
+
+
+# -- the owner's side: its HTTP server, and a bridge's connection -------------------------
+
+class Sharing:
+    """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
+    first answer is out (or KICK_SECONDS passed), writes the lease and serves until
+    `stop()`. (The thread ends then: where it was the first to import threading, the
+    interpreter takes it for its main thread and waits for it at exit.)"""
+
+    def __init__(self, elector, lease):
+        import _thread
+        self.elector, self.lease = elector, lease
+        self.server, self.stopping = None, False
+        self.lock = _thread.allocate_lock()
+        self._kick = _thread.allocate_lock()
+        self._kick.acquire()
+        self._ended = _thread.allocate_lock()   # held while the server's thread runs
+
+    def start(self, live, kicked=False):
+        import _thread
+        if kicked:
+            self.kick()
+        self._ended.acquire()
+        _thread.start_new_thread(self._serve, (live,))
+
+    def kick(self):
+        if self._kick.locked():
+            self._kick.release()
+
+    def _serve(self, live):
+        try:
+            self._run(live)
+        finally:
+            self._ended.release()
+
+    def _run(self, live):
+        self._kick.acquire(True, KICK_SECONDS)
+        if self.stopping:
+            return
+        try:
+            server, _ = http_server(live, "127.0.0.1", 0, Access(self.lease.token, False),
+                                    self.elector.options, bridge=serve_bridge)
+        except Exception as exc:  # the session goes on unshared; others take the lease
+            log(WARN, "the shared server cannot start; serving this client alone",
+                reason="%s: %s" % (type(exc).__name__, exc))
+            self.stop(wait=False)
+            return
+        with self.lock:
+            if not self.stopping:
+                host, port = server.server_address[:2]
+                self.lease.write("http://%s:%d" % (host, port))
+                self.server = server
+        if self.server is not None:
+            log(INFO, "sharing this repository's server", url=self.lease.url,
+                lease=self.elector.where)
+            server.timeout = None
+            while not self.stopping:
+                server.handle_request()
+        server.server_close()
+
+    def stop(self, wait=True):
+        """The owner ends: the lease gone, the server's thread woken and waited for (a
+        thread still accepting while the interpreter ends cannot start a handler, and
+        3.15 can hang at exit while that thread is still importing socketserver)."""
+        with self.lock:
+            self.stopping = True
+            server = self.server
+            self.lease.release()
+        self.kick()
+        if server is not None:
+            server.closing = True
+            import socket
+            # a plain connect to the numeric address (create_connection would ask
+            # getaddrinfo, whose IDNA codec imports `re`)
+            host, port = server.server_address[:2]
+            wake = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+            try:
+                wake.settimeout(1.0)
+                wake.connect((host, port))
+            except OSError:
+                pass
+            finally:
+                wake.close()
+        if wait and self._ended.acquire(True, 2.0):
+            self._ended.release()
+
+
+class BridgeWriter:
+    """Frames on a bridge's connection, one writer at a time, each group closed by a mark
+    in the same write: what one of the bridge's lines produced (the notifications its
+    handling wrote, then its answer) by `+` (answered) or `-` (not), a notification of
+    another thread's by `=`. The bridge delivers a group only once its mark has come, so
+    an owner that dies mid-write leaves nothing half told."""
+
+    def __init__(self, sock):
+        import _thread
+        self.sock, self.lock = sock, _thread.allocate_lock()
+        self.holder, self.held, self.ident = None, [], _thread.get_ident
+
+    def __call__(self, frame):
+        with self.lock:
+            if self.holder == self.ident():
+                self.held.append(frame + b"\n")
+                return
+            self._send(frame + b"\n=\n")
+
+    def handling(self):
+        """The calling thread handles one of the bridge's lines: hold what it writes."""
+        with self.lock:
+            self.holder = self.ident()
+
+    def done(self, data):
+        with self.lock:
+            held, self.held, self.holder = self.held, [], None
+            self._send(b"".join(held) + (data + b"\n+\n" if data is not None else b"-\n"))
+
+    def _send(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            raise _ClientGone()
+
+
+def serve_bridge(sock, rest, live, replay):
+    """A bridge's connection once switched (§27): the stdio loop over a socket, one session
+    of transport `bridge`; the first `replay` lines are a takeover's replay."""
+    writer = BridgeWriter(sock)
+    session = Session(live, writer, transport="bridge")
+    session.replaying = replay > 0
+    reader = LineReader(sock, rest)
+    handled = 0
+    try:
+        for line in read_lines(reader.readline):
+            writer.handling()
+            writer.done(answer_guarded(live, session, line))
+            handled += 1
+            if handled >= replay:
+                session.replaying = False
+    except (OSError, _ClientGone):
+        pass              # the bridge went: its session ends
+    finally:
+        session.close()
+
+
+# -- the stdio loop of a shared `mcp`: the owner's, or a bridge's -------------------------
+
+class SharedStdio(StdioLoop):
+    """The stdio loop of an `mcp` that shares (§27): its lines are answered by this
+    process (the owner, or standalone when refused) or forwarded to the owner (a bridge,
+    which a takeover makes local or points at another owner)."""
+
+    def __init__(self, options, start, elector):
+        from collections import deque
+        StdioLoop.__init__(self, options, start)
+        self.elector = elector
+        self.sharing = self.remote = None
+        self.kept = Kept()
+        self.pending = deque()          # lines sent to the owner, not yet done
+        self.skip = 0                   # marks of a replay still to come
+
+    # -- who answers ----------------------------------------------------------------------
+
+    def link(self, replay=(), takeover=False):
+        """Elect, and answer from this process (as owner, or standalone when refused) or
+        from the owner; with `replay`, be the same server the client had."""
+        try:
+            while True:
+                role, value = self.elector.elect()
+                if role == "owner":
+                    return self.serve_locally(Sharing(self.elector, value), replay, takeover)
+                try:
+                    return self.attach(value, replay)
+                except StaleOwner:
+                    self.elector.stale(value)
+        except Refusal as exc:
+            log(INFO, "not shared: %s; serving standalone" % exc)
+            return self.serve_locally(None, replay, takeover)
+
+    def serve_locally(self, sharing=None, replay=(), takeover=False):
+        """Answer from an index of this process's own, as the owner when `sharing`: replay
+        what the client did (its writes dropped), then answer the lines not yet done."""
+        try:
+            StdioLoop.serve_locally(self)
+        except BaseException:
+            if sharing is not None:
+                sharing.lease.release()
+            raise
+        live, self.sharing = self.live, sharing
+        if sharing is not None:
+            sharing.start(live, kicked=takeover)
+        self.session.replaying = self.replaying = True
+        for line in replay:
+            answer_guarded(live, self.session, line)
+        self.session.replaying = self.replaying = False
+        pending, self.pending = list(self.pending), type(self.pending)()
+        for line in pending:
+            data = answer_guarded(live, self.session, line)
+            if data is not None:
+                self.writer(data)
+                self.answered += 1
+
+    def attach(self, fields, replay=()):
+        """Forward to the owner the lease names (StaleOwner or Refusal as switch_to_owner):
+        the replay first, then the lines not yet done."""
+        import _thread
+        remote = switch_to_owner(fields, self.elector.root, self.elector.options, len(replay))
+        self.skip = len(replay)
+        remote.send(b"".join(replay) + b"".join(self.pending))
+        self.remote = remote
+        _thread.start_new_thread(self._pump, (remote,))
+        log(INFO, "attached to the shared server", url=fields["url"], pid=fields["pid"])
+
+    # -- the loop's steps -----------------------------------------------------------------
+
+    def forwarded(self, line):
+        if self.remote is not None:   # (a bridge keeps what a takeover replays)
+            self.kept.note(line)
+        with self.lock:
+            remote = self.remote
+            if remote is not None:
+                line = oversized_line() if line is OVERSIZED else (
+                    line if line.endswith(b"\n") else line + b"\n")
+                self.pending.append(line)
+        if remote is not None:
+            remote.send(line)
+            return True
+        return False
+
+    def first_answer(self):
+        if self.sharing is not None:
+            self.sharing.kick()
+
+    def drain(self):
+        """At the end of input, a bridge waits until its lines are done (a takeover
+        meanwhile answers them)."""
+        self.ending = True
+        while True:
+            with self.lock:
+                if self.remote is None or not self.pending:
+                    return
+            time.sleep(0.005)
+
+    def input_ended(self):
+        bridges = self.live.board.bridges() if self.sharing is not None else 0
+        if not bridges:
+            return StdioLoop.input_ended(self)
+        log(INFO, "input ended; serving the attached bridges until the last leaves",
+            answered=self.answered, bridges=bridges)
+
+    def disconnect(self):
+        with self.lock:
+            remote = self.remote
+        if remote is not None:
+            remote.close()
+
+    def unshare(self):
+        if self.sharing is not None:
+            if self.live.board.bridges():
+                self.live.board.linger()
+                log(INFO, "the last bridge left; stopping")
+            self.sharing.stop()
+
+    # -- a bridge's reader, and the takeover --------------------------------------------
+
+    def _pump(self, remote):
+        """The owner's lines to this client, until the owner's connection ends: each group
+        delivered when its mark comes (a group without one, cut by the owner's death, is
+        dropped, and its line is sent again to the next server)."""
+        group = []
+        while True:
+            line = remote.reader.readline()
+            if not line.endswith(b"\n"):
+                break
+            if line not in (b"+\n", b"-\n", b"=\n"):
+                group.append(line[:-1])
+                continue
+            if line != b"=\n" and self.skip:
+                self.skip -= 1            # (only this thread counts it down)
+                group = []                # what a replayed line produced
+                continue
+            try:
+                for frame in group:
+                    self.writer(frame)
+            except _ClientGone:
+                log(INFO, "client closed the output; stopping", answered=self.answered)
+                _silence_stdout()
+                remote.close()
+                os._exit(EXIT_OK)         # stdin may stay open: nothing else would end us
+            group = []
+            if line != b"=\n":
+                with self.lock:           # done once told: the end of input waits for it
+                    if self.pending:
+                        self.pending.popleft()
+                        self.answered += line == b"+\n"
+        with self.lock:
+            if self.remote is not remote or (self.ending and not self.pending):
+                return                    # closed by this process, at its end
+            self.remote = None
+            remote.close()
+            self._takeover(remote.fields)
+
+    def _takeover(self, gone):
+        """The owner's connection ended: elect again and be the same server to the client
+        (the lock is held meanwhile: the client's next lines wait)."""
+        began = time.monotonic()
+        log(INFO, "the shared server ended; electing again", pid=gone["pid"])
+        try:
+            self.link(self.kept.lines(), takeover=True)
+        except Fatal as exc:
+            write_stderr("majordomus: %s\n" % exc.message)
+            os._exit(exc.code)
+        except _ClientGone:
+            return
+        for frame in self.kept.list_changed() if self.watching else ():
+            try:
+                self.writer(frame)
+            except _ClientGone:
+                return
+        log(INFO, "took over the shared server" if self.sharing is not None else
+            "attached to the new shared server" if self.remote is not None else
+            "serving standalone after the shared server ended",
+            ms=int((time.monotonic() - began) * 1000))
+
+
+def oversized_line():
+    """What a bridge sends for a line over the bound: a line the owner reads as over it."""
+    return b" " * (LINE_BOUND + 1) + b"\n"
+
+
+# -- `serve`: an owner with a port of its own ---------------------------------------------
+
+def run_http(live, host, port, elector=None):
+    """Bind, log the address, serve until SIGINT or SIGTERM (then exit 0). With an
+    `elector` (§27), `serve` owns the repository's lease when no live server does."""
+    import signal
+    lease = None
+    if elector is not None:
+        lease = serve_lease(elector, host)
+    try:
+        server, mcp = http_server(live, host, port, lease and Access(lease.token, True),
+                                  elector.options if lease else None, bound_name(host),
+                                  serve_bridge if lease else None)
+    except (OSError, OverflowError) as exc:
+        if lease is not None:
+            lease.release()
+        raise Fatal(EXIT_INTERNAL, "cannot listen on %s:%d: %s" % (host, port, _os_reason(exc)))
+
+    class _Stop(BaseException):
+        """Raised by the signal handler; a BaseException so that socketserver's own
+        `except Exception` (around accepting a connection) cannot swallow it."""
+
+    def stop(signum, frame):
+        raise _Stop()
+
+    for signum in stop_signals():
+        signal.signal(signum, stop)
+    bound_host, bound_port = server.server_address[:2]
+    shown = "[%s]" % bound_host if ":" in bound_host else bound_host
+    try:   # a signal may come as soon as the address is told
+        if not _is_loopback(bound_host):
+            log(WARN, "serving on a non-loopback address: anyone who reaches it reads the "
+                "layer", host=bound_host)
+        if lease is not None:
+            reach = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bound_host, bound_host)
+            lease.write("http://%s:%d" % ("[%s]" % reach if ":" in reach else reach,
+                                          bound_port))
+        log(INFO, "listening on http://%s:%d" % (shown, bound_port))
+        server.serve_forever(poll_interval=0.5)
+    except _Stop:
+        log(INFO, "signal received; stopping")
+    finally:
+        if lease is not None:
+            lease.release()
+        server.server_close()
+        mcp.close()
+        live.close()
+    return EXIT_OK
+
+
+def serve_lease(elector, host):
+    """`serve`'s lease (§27), or None when another server holds it or it cannot be used
+    (said at info: this server then serves its own sessions only)."""
+    if not (_is_loopback(host) or host in ("0.0.0.0", "::")):
+        log(INFO, "not sharing this repository's sessions: %s is not a loopback address"
+            % host)
+        return None
+    try:
+        role, value = elector.elect(PROBE_SECONDS)
+    except Refusal as exc:
+        log(INFO, "not sharing this repository's sessions: %s" % exc)
+        return None
+    if role == "bridge":
+        log(INFO, "this repository's shared server runs elsewhere; this one serves its own "
+            "sessions", url=value["url"], pid=value["pid"])
+        return None
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# 25. Entry point: argument parsing, start-up (§9.0), dispatch, exit codes.
 # ---------------------------------------------------------------------------------------
 
 REPO_OPTIONS = ("--repo", "--discovery")
@@ -10937,7 +11059,8 @@ def start(options, long_lived):
     strict = "--strict" in options.flags
     try:
         if long_lived:
-            live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict)
+            live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict,
+                        board=Board())
             gen = live.generation
         else:
             live, gen = None, first_generation(*begin)[0]
@@ -11050,13 +11173,19 @@ def run_mcp(options):
         root = find_root(options.get("--repo", "."))
         folder, why = open_lease_folder()
         if folder is not None:
-            loop = StdioLoop(options, Elector(root, folder, options_text(options)))
+            loop = SharedStdio(options, start_live, Elector(root, folder,
+                                                             options_text(options)))
             loop.link()
             return loop.run()
         log(INFO, "not shared: %s; serving standalone" % why)
-    loop = StdioLoop(options)
+    loop = StdioLoop(options, start_live)
     loop.serve_locally()
     return loop.run()
+
+
+def start_live(options):
+    """A long-lived process's start-up (`mcp`): its live layer."""
+    return start(options, True)[0]
 
 
 def run_peers(options):

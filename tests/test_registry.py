@@ -4,6 +4,7 @@ import copy
 import json
 import os
 import subprocess
+import types
 import unittest
 
 import support
@@ -375,7 +376,8 @@ class PeersUnitTest(unittest.TestCase):
 
     def test_the_instructions_sentence_fits(self):
         board = mj.Board()
-        peers = [board.join(object(), "bridge") for _ in range(6)]
+        live = types.SimpleNamespace(board=board)     # what a session needs of its process
+        peers = [mj.Session(live, transport="bridge") for _ in range(6)]
         for n, peer in enumerate(peers):
             board.name(peer, "client-%d-" % n + "x" * 150)
         self.assertEqual(len(peers[0].client), mj.CLIENT_NAME_BOUND)
@@ -385,7 +387,7 @@ class PeersUnitTest(unittest.TestCase):
         self.assertIn("6 other session(s)", mj.peers_sentence(peers, 60))
         self.assertEqual(mj.peers_sentence(peers, 5), "")
         self.assertEqual(mj.peers_sentence([], 500), "")
-        short = [board.join(object(), "stdio")]
+        short = [mj.Session(live, transport="stdio")]
         board.name(short[0], "codex")
         self.assertEqual(mj.peers_sentence(short, 600), "Also here: p7 (codex); "
                          "majordomus_peers tells what each will change, majordomus_announce "
