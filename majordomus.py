@@ -136,6 +136,21 @@ def has_no_space(text):
     return bool(text) and text.split() == [text]
 
 
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(text):
+    """`text` with each character that is not printable written as an escape (`\\x1b`,
+    `\\n`, `\\u202e` …): what another program said (a peer's name, intent or scope, a
+    client's method), shown on a terminal or in a log, never moves the cursor, colours the
+    screen or forges a line (§25.1)."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _ESCAPES.get(char) or (
+        "\\x%02x" % ord(char) if ord(char) < 0x100 else "\\u%04x" % ord(char)
+        if ord(char) < 0x10000 else "\\U%08x" % ord(char)) for char in text)
+
+
 def uri_safe(text):
     """`[^\\s\\x00-\\x1f\\x7f]+`: non-empty, no whitespace or control character."""
     if not has_no_space(text):
@@ -445,11 +460,12 @@ def log(level, message, **fields):
         return
     now = time.time()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + ".%03dZ" % (now % 1 * 1000)
-    parts = [stamp, _LOG_NAMES[level], message]
+    parts = [stamp, _LOG_NAMES[level], escaped(message)]
     for key, value in fields.items():
         text = value if isinstance(value, str) else json_default(value)
-        if not has_no_space(text) or '"' in text or "=" in text or "\\" in text:
-            text = json_compact(text)
+        if not has_no_space(text) or '"' in text or "=" in text or "\\" in text or (
+                not text.isprintable()):
+            text = escaped(json_compact(text))     # (JSON leaves DEL and C1 as they are)
         parts.append("%s=%s" % (key, text))
     write_stderr(" ".join(parts) + "\n")   # a closed stderr must never end a session
 
@@ -2827,10 +2843,26 @@ def context_target(root, given, absent=False):
     return (path, directory, exists) if absent else (path, directory)
 
 
+PATH_BOUND = 4096       # bytes of a path from outside (§25.1)
+
+
+def bounded_path(given):
+    """§25.1: a path from outside (a brief's, an announce's, a context's) over PATH_BOUND
+    bytes, or holding a NUL, is invalid input: said before any file-system call, at the
+    cost of one look at its length."""
+    if len(given) > PATH_BOUND // 4 and len(given.encode("utf-8", "surrogatepass")) > (
+            PATH_BOUND):
+        raise InvalidInput("the path is over the %d byte bound" % PATH_BOUND)
+    if "\x00" in given:
+        raise InvalidInput("the path holds a NUL character")
+
+
 def target_path(root, given):
     """§20.2 step 1's normalisation: `given` relative to the root (a path under the root
     made relative; a leading ./, doubled and trailing slashes), `.` for the root itself;
-    RefusedPath when it is empty, absolute elsewhere, or leaves the repository."""
+    RefusedPath when it is empty, absolute elsewhere, or leaves the repository;
+    InvalidInput when it is not bounded (bounded_path)."""
+    bounded_path(given)
     if not given:
         raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
     path = given
@@ -6238,13 +6270,67 @@ def utc_stamp(now=None):
 
 
 def paths_overlap(a, b):
-    """§27: one path equals or contains the other, by segments (`.` holds everything)."""
+    """§27: one path equals or contains the other, by segments (`.` holds everything). The
+    definition; the board finds overlaps through a ScopeIndex, which must agree with it."""
     return a == b or a == "." or b == "." or b.startswith(a + "/") or a.startswith(b + "/")
 
 
 def scope_overlap(mine, theirs):
-    """The paths of `mine` that overlap any path of `theirs`."""
+    """The paths of `mine` that overlap any path of `theirs` (by the definition)."""
     return [a for a in mine if any(paths_overlap(a, b) for b in theirs)]
+
+
+def path_folders(path):
+    """The folders that contain a normalised path, by segments, `.` first (`.`: none)."""
+    if path == ".":
+        return []
+    folders, at = ["."], path.find("/")
+    while at >= 0:
+        folders.append(path[:at])
+        at = path.find("/", at + 1)
+    return folders
+
+
+class ScopeIndex:
+    """Whose announced paths are where (§27, §25.1): each path kept under itself and under
+    every folder that contains it, so that the holders overlapping a path (holding it, a
+    folder of it, or a path under it) are found in as many steps as it has segments,
+    never by comparing each path with every other."""
+
+    def __init__(self):
+        self.at = {}          # path -> {holder: True}
+        self.under = {}       # folder -> {holder: how many of its paths lie below}
+
+    def add(self, holder, paths):
+        for path in paths:
+            self.at.setdefault(path, {})[holder] = True
+            for folder in path_folders(path):
+                below = self.under.setdefault(folder, {})
+                below[holder] = below.get(holder, 0) + 1
+
+    def remove(self, holder, paths):
+        for path in paths:
+            holders = self.at.get(path)
+            if holders is not None:
+                holders.pop(holder, None)
+                if not holders:
+                    del self.at[path]
+            for folder in path_folders(path):
+                below = self.under.get(folder)
+                if below is not None and holder in below:
+                    below[holder] -= 1
+                    if not below[holder]:
+                        del below[holder]
+                    if not below:
+                        del self.under[folder]
+
+    def overlapping(self, path):
+        """The holders of a path that overlaps `path` (paths_overlap)."""
+        found = set(self.at.get(path, ()))
+        found.update(self.under.get(path, ()))
+        for folder in path_folders(path):
+            found.update(self.at.get(folder, ()))
+        return found
 
 
 class Subscription:
@@ -6286,8 +6372,9 @@ class Session:
         # A legacy /mcp session (§19): its key, last use, protocol version, open stream.
         self.key, self.used, self.version, self.stream = key, time.monotonic(), \
             "2025-03-26", None
-        # The peer (§27).
-        self.id, self.transport = None, transport
+        # The peer (§27): its id and number on the board, the sessions whose scope overlaps.
+        self.id, self.number, self.transport = None, 0, transport
+        self.overlaps = set()
         self.client, self.since = "unknown", utc_stamp()
         self.intent = self.announced = None
         self.scope = []
@@ -6363,6 +6450,7 @@ class Board:
         import _thread
         self.lock = _thread.allocate_lock()
         self.peers = {}           # id -> Session, in joining order
+        self.scopes = ScopeIndex()   # whose announced paths are where
         self.joined = 0
         self.version = 0          # moves with every change (the pages reload on it)
         self.watchers = []        # callables told the new version (the pages' streams)
@@ -6371,7 +6459,7 @@ class Board:
     def join(self, session):
         with self.lock:
             self.joined += 1
-            session.id = "p%d" % self.joined
+            session.number, session.id = self.joined, "p%d" % self.joined
             self.peers[session.id] = session
         self._changed()
 
@@ -6379,6 +6467,7 @@ class Board:
         with self.lock:
             if self.peers.pop(peer.id, None) is None:
                 return
+            self._unscope(peer)
             waiters = [] if self._bridges() else self._waiters
             self._waiters = [] if waiters else self._waiters
         for waiter in waiters:
@@ -6415,9 +6504,9 @@ class Board:
         with self.lock:
             return [other for other in self.peers.values() if other is not peer]
 
-    def view(self, peer, peers):
+    def view(self, peer):
         """A session as peers.list shows it (a Peer), with the ids whose scope overlaps
-        its own."""
+        its own, in joining order (called with the lock held)."""
         out = {"id": peer.id, "client": peer.client, "transport": peer.transport,
                "since": peer.since}
         if peer.intent is not None:
@@ -6425,36 +6514,54 @@ class Board:
         out["scope"] = list(peer.scope)
         if peer.announced is not None:
             out["announced"] = peer.announced
-        out["overlaps"] = [other.id for other in peers if other is not peer and other.scope
-                           and scope_overlap(peer.scope, other.scope)]
+        out["overlaps"] = [other.id for other in sorted(peer.overlaps,
+                                                        key=lambda other: other.number)]
         return out
 
     def listing(self, caller=None):
         with self.lock:
-            peers = list(self.peers.values())
+            peers = [self.view(peer) for peer in self.peers.values()]
         out = {"count": len(peers)}
         if caller is not None:
             out["caller"] = caller.id
-        out["peers"] = [self.view(peer, peers) for peer in peers]
+        out["peers"] = peers
         return out
 
     def announce(self, peer, intent, scope):
         """Keep the peer's intent and scope; tell each other session whose scope overlaps
-        (not while the announcer replays a takeover); the announcer's Peer."""
+        (not while the announcer replays a takeover): each is only queued a notice (§25.1);
+        the announcer's Peer."""
         with self.lock:
+            self._unscope(peer)
             peer.intent, peer.scope, peer.announced = intent, scope, utc_stamp()
-            peers = list(self.peers.values())
-        told = [(other, scope_overlap(other.scope, scope)) for other in peers
-                if other is not peer and other.scope]
+            if peer.id in self.peers:
+                self.scopes.add(peer, scope)
+                for path in scope:
+                    peer.overlaps.update(self.scopes.overlapping(path))
+                peer.overlaps.discard(peer)
+                for other in peer.overlaps:
+                    other.overlaps.add(peer)
+            others = sorted(peer.overlaps, key=lambda other: other.number)
+            view = self.view(peer)
         if not peer.replaying:
-            for other, mine in told:
-                if mine:
-                    try:
-                        other.told(peer, mine)
-                    except Exception:  # one session that cannot be told stops no other
-                        log(DEBUG, "a peer could not be told", traceback=_traceback_text())
+            own = ScopeIndex()
+            own.add(peer, scope)
+            for other in others:
+                mine = [path for path in other.scope if own.overlapping(path)]
+                try:
+                    other.told(peer, mine)
+                except Exception:  # one session that cannot be told stops no other
+                    log(DEBUG, "a peer could not be told", traceback=_traceback_text())
         self._changed()
-        return self.view(peer, peers)
+        return view
+
+    def _unscope(self, peer):
+        """Take a session's scope off the index and out of the others' overlaps (called
+        with the lock held)."""
+        self.scopes.remove(peer, peer.scope)
+        for other in peer.overlaps:
+            other.overlaps.discard(peer)
+        peer.overlaps.clear()
 
     def _changed(self):
         with self.lock:
@@ -6957,6 +7064,65 @@ class FrameWriter:
                 view = view[written:]
 
 
+WRITE_DEADLINE = 2.0      # seconds a write to a session may wait before it is dropped (§25.1)
+
+
+class Outbox:
+    """The frames for one connection, written in order by a thread of its own: whoever
+    makes one (a rebuild telling its followers, another session's announce) only queues
+    it, whatever lock it holds, and never waits on a slow or stopped client (§25.1).
+    `write(data)` blocks, as long as the connection's own deadline allows; when it fails,
+    `drop()` ends the connection, and every later frame raises _ClientGone. The thread
+    `direct` (a stdio loop's own) writes at once when nothing waits before it, so an answer
+    keeps its place behind what was queued first."""
+
+    def __init__(self, write, drop, direct=None):
+        import _thread
+        self.write, self.drop, self.direct = write, drop, direct
+        self.lock, self.ident = _thread.allocate_lock(), _thread.get_ident
+        self.frames = None        # a SimpleQueue, made with the thread when first needed
+        self.waiting = 0
+        self.gone = False
+
+    def put(self, data):
+        with self.lock:
+            if self.gone:
+                raise _ClientGone()
+            now = self.waiting == 0 and self.ident() == self.direct
+            if not now:
+                self.waiting += 1
+                if self.frames is None:
+                    import _thread
+                    from _queue import SimpleQueue
+                    self.frames = SimpleQueue()
+                    _thread.start_new_thread(self._run, ())
+                self.frames.put(data)
+        if now:
+            self.write(data)
+
+    def _run(self):
+        while True:
+            data = self.frames.get()
+            if data is None:
+                return
+            try:
+                self.write(data)
+            except BaseException as exc:  # failed or too slow: the connection is dropped
+                with self.lock:
+                    self.gone = True
+                self.drop(exc)
+                return
+            with self.lock:
+                self.waiting -= 1
+
+    def close(self):
+        """No more frames; the thread ends once it has written what waits."""
+        with self.lock:
+            self.gone = True
+            if self.frames is not None:
+                self.frames.put(None)
+
+
 def _silence_stdout():
     """After a broken pipe, point stdout at /dev/null so the final flush cannot fail."""
     try:
@@ -7013,6 +7179,11 @@ class StdioLoop:
         self.options, self.start = options, start
         self.watching = "--no-watch" not in options.flags
         self.writer = FrameWriter(sys.stdout.fileno())
+        # Frames of other threads (a rebuild's notices, another session's announce) are
+        # queued; this thread's answers are written at once when nothing waits. Its own
+        # client is never dropped (it is the process's reason to be): a stalled one stalls
+        # this loop only.
+        self.outbox = Outbox(self.writer, lambda exc: None, _thread.get_ident())
         self.lock = _thread.allocate_lock()
         self.live = self.session = None
         self.replaying = self.ending = False
@@ -7025,7 +7196,7 @@ class StdioLoop:
 
     def _write(self, frame):
         if not self.replaying:
-            self.writer(frame)
+            self.outbox.put(frame)
 
     def run(self):
         reader = sys.stdin.buffer
@@ -7035,7 +7206,7 @@ class StdioLoop:
                     continue
                 data = answer_guarded(self.live, self.session, line)
                 if data is not None:
-                    self.writer(data)
+                    self.outbox.put(data)
                     self.answered += 1
                     if self.answered == 1:
                         self.first_answer()
@@ -9318,6 +9489,7 @@ class EventStream:
         import queue
         self.frames = queue.Queue()
         self.release = release    # called once when the stream ends
+        self.missed = None        # called when a write misses its deadline (§25.1)
         self.ended = False
         self.session = None       # a listen's own session, closed with the stream
 
@@ -9591,6 +9763,7 @@ class McpOverHttp:
             return _busy_reply(None)
         session.stream = stream
         session.follow()
+        stream.missed = lambda: self.end_session(session)    # dropped whole (§25.1)
 
         def release(release=stream.release):
             if session.stream is stream:
@@ -9628,10 +9801,13 @@ def _id_of(message):
 
 def serve_stream(sock, stream):
     """Write an event stream until it ends or the client goes: each frame one `data:`
-    event, a keep-alive comment when idle. The body ends with the connection."""
+    event, a keep-alive comment when idle. The body ends with the connection; so does a
+    write that waits WRITE_DEADLINE (a stopped client), and then `stream.missed()`."""
     import queue
     import select
+    import _socket
     last = time.monotonic()
+    sock.settimeout(WRITE_DEADLINE)
     try:
         while True:
             try:
@@ -9653,6 +9829,11 @@ def serve_stream(sock, stream):
             readable, _, _ = select.select([sock], [], [], 0)
             if readable and not sock.recv(65536):
                 return             # the client closed the stream
+    except _socket.timeout:
+        log(INFO, "an event stream missed the write deadline; dropped",
+            seconds=WRITE_DEADLINE)
+        if stream.missed is not None:
+            stream.missed()
     except OSError:
         return
     finally:
@@ -9792,15 +9973,16 @@ def search_text(value):
 
 
 def peers_text(value):
-    """`majordomus peers` as text: one line a session, then `N peer(s)`."""
+    """`majordomus peers` as text: one line a session, then `N peer(s)`; what a peer said
+    (its client's name, intent, scope) escaped (§25.1: another user's session may be one)."""
     lines = []
     for peer in value["peers"]:
-        line = "%-4s %-24s %-7s since %s" % (peer["id"], peer["client"], peer["transport"],
-                                              peer["since"])
+        line = "%-4s %-24s %-7s since %s" % (peer["id"], escaped(peer["client"]),
+                                              peer["transport"], peer["since"])
         if "intent" in peer:
-            line += "  intent: %s" % peer["intent"]
+            line += "  intent: %s" % escaped(peer["intent"])
         if peer["scope"]:
-            line += "  scope: %s" % ", ".join(peer["scope"])
+            line += "  scope: %s" % ", ".join(escaped(path) for path in peer["scope"])
         if peer["overlaps"]:
             line += "  overlaps: %s" % ", ".join(peer["overlaps"])
         lines.append(line)
@@ -9860,17 +10042,18 @@ def write_stdout(text):
 #    to the owner, and a takeover when the owner dies.
 # ---------------------------------------------------------------------------------------
 
-#
 # Design.
 # - Election. `mcp` (not --inspect, --standalone or MAJORDOMUS_STANDALONE=1) and `serve`
 #   open the lease directory (made 0700; refused unless the user's, not writable by others,
 #   not a symlink) and the root's lease in it, `<first 16 hex of sha256(real root)>.json`:
-#     absent             -> create it (O_CREAT|O_EXCL, 0600) and lock it: OWNER;
+#     absent             -> create it (O_CREAT|O_EXCL, 0600), lock it, write its pid and
+#                           token (no address yet): OWNER;
 #     present, unlocked  -> its owner is dead (the kernel drops a dead process's lock, even
 #                           after kill -9): stale: lock it, remove it, elect again (so every
 #                           owner's lease is a file of its own, never a reused one);
-#     locked, empty      -> an owner is starting (it writes the lease once it answers): wait;
-#     locked, its pid dead -> a takeover is under way: wait;
+#     locked, no address -> an owner is starting (its address comes with its port): wait
+#                           while its pid is alive; empty, unreadable, or a pid not seen here
+#                           for 1 s: stale (§25.1), removed, elect again;
 #     locked, written    -> a live owner: BRIDGE, while GET /api/v1/repository answers for
 #                           this root within 1 s (asked beside the bridge's own connection;
 #                           an owner that has switched that connection is alive, and its
@@ -9913,6 +10096,8 @@ PROBE_SECONDS = 1.0       # a live owner answers GET /api/v1/repository within t
 PROBE_GRACE = 10.0        # ... or, once it has switched a bridge's connection, this
 START_WAIT = 30.0         # seconds a process waits for an owner that is starting
 KICK_SECONDS = 0.05       # the owner binds once its first answer is out, or after this
+OWNER_DEADLINE = 10.0     # seconds a bridge waits for its owner's answer (§25.1): then it
+                          # answers its client with an error and elects again
 
 
 # -- the lease ----------------------------------------------------------------------------
@@ -10054,6 +10239,7 @@ class Elector:
         self.root, self.folder, self.options = root, folder, options
         self.name = lease_name(root)
         self.where = folder.where(self.name)
+        self.first_seen = {}      # (device, inode) of a lease that names no live owner
 
     def elect(self, wait=START_WAIT):
         deadline = time.monotonic() + wait
@@ -10106,19 +10292,36 @@ class Elector:
                     self.folder.unlink(self.name, handle)
                     return _AGAIN
                 lease, handle = Lease(self.folder, self.name, handle, self.root), None
+                lease.write("")   # its owner named at once; its address once it has a port
                 return "owner", lease
             fields = read_lease(handle)
-            if fields is None or not process_alive(fields["pid"]):
-                return None                      # starting, or being taken over
+            if fields is None or not fields["url"]:
+                # Empty or unreadable, or an owner still starting (no port yet): while its
+                # pid is alive it is waited for; else, 1 s on, the lease is stale (§25.1).
+                if fields is not None and process_alive(fields["pid"]):
+                    return None
+                if not self._stuck(handle):
+                    return None
+                log(INFO, "replacing a lease that names no live owner", lease=self.where,
+                    pid=fields["pid"] if fields else "-")
+                self.folder.unlink(self.name, handle)
+                return _AGAIN
             if fields["root"] != self.root:
                 raise Refusal("the lease %s names another root" % self.where)
             if fields["version"] != VERSION:
                 raise Refusal("the shared server (pid %d) is majordomus %s, not %s"
                               % (fields["pid"], fields["version"], VERSION))
-            return "bridge", fields
+            return "bridge", fields     # (a pid not seen here: the probe decides, §25.1)
         finally:
             if handle is not None:
                 os.close(handle)
+
+    def _stuck(self, handle):
+        """Has this lease file looked the same (empty, or naming a pid not seen here) for
+        PROBE_SECONDS since this process first saw it so?"""
+        info = os.fstat(handle)
+        first = self.first_seen.setdefault((info.st_dev, info.st_ino), time.monotonic())
+        return time.monotonic() - first >= PROBE_SECONDS
 
     def stale(self, fields):
         """The owner named by `fields` does not answer: remove its lease so that the next
@@ -10150,7 +10353,8 @@ def live_lease(folder, root):
         if unsafe_lease(os.fstat(handle), name) is not None or lock_lease(handle):
             return None          # (a lease this look could lock has no owner)
         fields = read_lease(handle)
-        return fields if fields is not None and fields["root"] == root else None
+        return fields if fields is not None and fields["root"] == root and fields["url"] \
+            else None
     finally:
         os.close(handle)
 
@@ -10193,12 +10397,14 @@ def standalone_reason(options):
 # -- loopback HTTP from the bridge's side: a few requests, no http.client -----------------
 
 def url_address(url):
-    """(host, port) of a lease's `http://HOST:PORT` on loopback; Refusal otherwise."""
+    """(host, port) of a lease's `http://HOST:PORT` on loopback, the host written as the
+    literal 127.0.0.1 or [::1] (§25.1: no other address, no name); Refusal otherwise."""
     rest = url[len("http://"):] if url.startswith("http://") else ""
     host, _, port = rest.rstrip("/").rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if host == "[::1]":
+        host = "::1"
     port = number_or(port, None)
-    if port is None or not (host.startswith("127.") or host == "::1"):
+    if port is None or host not in ("127.0.0.1", "::1"):
         raise Refusal("the lease names %r, not a loopback HTTP address" % url)
     return host, port
 
@@ -10269,10 +10475,12 @@ def probe(fields, timeout=PROBE_SECONDS):
 
 
 class LineReader:
-    """Lines from a socket, as io.BufferedReader.readline(limit) reads them from a file."""
+    """Lines from a socket, as io.BufferedReader.readline(limit) reads them from a file. A
+    socket with a timeout (its writes' deadline) is waited on past it: each time it passes
+    with nothing read, `idle()` says whether to go on waiting (None: always)."""
 
-    def __init__(self, sock, data=b""):
-        self.sock, self.data = sock, data
+    def __init__(self, sock, data=b"", idle=None):
+        self.sock, self.data, self.idle = sock, data, idle
 
     def readline(self, limit=-1):
         parts, size, data = [], 0, self.data
@@ -10288,13 +10496,21 @@ class LineReader:
                 return b"".join(parts)
             parts.append(data)
             size += len(data)
-            try:
-                data = self.sock.recv(262144)
-            except OSError:
-                data = b""
+            data = self._recv()
             if not data:
                 self.data = b""
                 return b"".join(parts)
+
+    def _recv(self):
+        import _socket
+        while True:
+            try:
+                return self.sock.recv(262144)
+            except _socket.timeout:
+                if self.idle is not None and not self.idle():
+                    return b""
+            except OSError:
+                return b""
 
 
 class Remote:
@@ -10513,10 +10729,12 @@ class BridgeWriter:
     another thread's by `=`. The bridge delivers a group only once its mark has come, so
     an owner that dies mid-write leaves nothing half told."""
 
-    def __init__(self, sock):
+    def __init__(self, sock, drop):
         import _thread
-        self.sock, self.lock = sock, _thread.allocate_lock()
+        self.lock = _thread.allocate_lock()
         self.holder, self.held, self.ident = None, [], _thread.get_ident
+        # Written by a thread of its own, within the socket's deadline (§25.1).
+        self.outbox = Outbox(sock.sendall, drop)
 
     def __call__(self, frame):
         with self.lock:
@@ -10536,16 +10754,25 @@ class BridgeWriter:
             self._send(b"".join(held) + (data + b"\n+\n" if data is not None else b"-\n"))
 
     def _send(self, data):
-        try:
-            self.sock.sendall(data)
-        except OSError:
-            raise _ClientGone()
+        self.outbox.put(data)
 
 
 def serve_bridge(sock, rest, live, replay):
     """A bridge's connection once switched (§27): the stdio loop over a socket, one session
-    of transport `bridge`; the first `replay` lines are a takeover's replay."""
-    writer = BridgeWriter(sock)
+    of transport `bridge`; the first `replay` lines are a takeover's replay. A write that
+    misses WRITE_DEADLINE (a bridge stopped, or not reading) drops the session (§25.1)."""
+    import _socket
+    sock.settimeout(WRITE_DEADLINE)
+
+    def drop(exc):
+        if isinstance(exc, _socket.timeout):
+            log(INFO, "a session missed the write deadline; dropped", peer=session.id,
+                seconds=WRITE_DEADLINE)
+        try:
+            sock.shutdown(_socket.SHUT_RDWR)     # the reader below sees the end
+        except OSError:
+            pass
+    writer = BridgeWriter(sock, drop)
     session = Session(live, writer, transport="bridge")
     session.replaying = replay > 0
     reader = LineReader(sock, rest)
@@ -10561,6 +10788,7 @@ def serve_bridge(sock, rest, live, replay):
         pass              # the bridge went: its session ends
     finally:
         session.close()
+        writer.outbox.close()
 
 
 # -- the stdio loop of a shared `mcp`: the owner's, or a bridge's -------------------------
@@ -10577,6 +10805,8 @@ class SharedStdio(StdioLoop):
         self.sharing = self.remote = None
         self.kept = Kept()
         self.pending = deque()          # lines sent to the owner, not yet done
+        self.waiting_since = 0.0        # when the first of them began to wait
+        self.late = False               # the owner let one wait OWNER_DEADLINE (§25.1)
         self.skip = 0                   # marks of a replay still to come
 
     # -- who answers ----------------------------------------------------------------------
@@ -10617,7 +10847,7 @@ class SharedStdio(StdioLoop):
         for line in pending:
             data = answer_guarded(live, self.session, line)
             if data is not None:
-                self.writer(data)
+                self.outbox.put(data)
                 self.answered += 1
 
     def attach(self, fields, replay=()):
@@ -10625,7 +10855,10 @@ class SharedStdio(StdioLoop):
         the replay first, then the lines not yet done."""
         import _thread
         remote = switch_to_owner(fields, self.elector.root, self.elector.options, len(replay))
-        self.skip = len(replay)
+        remote.reader.idle = self._owner_answers     # asked each quiet second
+        remote.sock.settimeout(1.0)
+        self.skip, self.late = len(replay), False
+        self.waiting_since = time.monotonic()
         remote.send(b"".join(replay) + b"".join(self.pending))
         self.remote = remote
         _thread.start_new_thread(self._pump, (remote,))
@@ -10641,11 +10874,41 @@ class SharedStdio(StdioLoop):
             if remote is not None:
                 line = oversized_line() if line is OVERSIZED else (
                     line if line.endswith(b"\n") else line + b"\n")
+                if not self.pending:
+                    self.waiting_since = time.monotonic()
                 self.pending.append(line)
         if remote is not None:
             remote.send(line)
             return True
         return False
+
+    def _owner_answers(self):
+        """The owner's connection has been quiet a second: go on waiting, unless a line
+        sent to it has waited OWNER_DEADLINE for its answer (a stopped owner, §25.1)."""
+        with self.lock:
+            self.late = bool(self.pending) and (
+                time.monotonic() - self.waiting_since >= OWNER_DEADLINE)
+            return not self.late
+
+    def _answer_late(self, fields):
+        """The owner did not answer in time: each request waiting for it is answered with an
+        error (called with the lock held; the lines are not sent again)."""
+        message = ("the shared server (pid %d) did not answer within %d s; this session "
+                   "elects another" % (fields["pid"], OWNER_DEADLINE))
+        lines, self.pending = list(self.pending), type(self.pending)()
+        log(WARN, "the shared server does not answer; electing again", pid=fields["pid"],
+            waiting=len(self.pending))
+        for line in lines:
+            value, _ = parse_frame(line)
+            batch = isinstance(value, list)
+            frames = [_frame(m["id"], error=(-32603, message))
+                      for m in (value if batch else [value]) if isinstance(m, dict)
+                      and isinstance(m.get("method"), str) and m.get("id") is not None]
+            try:
+                if frames:
+                    self.writer(b"[" + b",".join(frames) + b"]" if batch else frames[0])
+            except _ClientGone:
+                return            # (the loop reading the client's lines ends too)
 
     def first_answer(self):
         if self.sharing is not None:
@@ -10713,7 +10976,10 @@ class SharedStdio(StdioLoop):
                     if self.pending:
                         self.pending.popleft()
                         self.answered += line == b"+\n"
+                        self.waiting_since = time.monotonic()
         with self.lock:
+            if self.late and self.remote is remote:
+                self._answer_late(remote.fields)
             if self.remote is not remote or (self.ending and not self.pending):
                 return                    # closed by this process, at its end
             self.remote = None
@@ -10734,7 +11000,7 @@ class SharedStdio(StdioLoop):
             return
         for frame in self.kept.list_changed() if self.watching else ():
             try:
-                self.writer(frame)
+                self.outbox.put(frame)
             except _ClientGone:
                 return
         log(INFO, "took over the shared server" if self.sharing is not None else
@@ -10801,9 +11067,9 @@ def run_http(live, host, port, elector=None):
 def serve_lease(elector, host):
     """`serve`'s lease (§27), or None when another server holds it or it cannot be used
     (said at info: this server then serves its own sessions only)."""
-    if not (_is_loopback(host) or host in ("0.0.0.0", "::")):
-        log(INFO, "not sharing this repository's sessions: %s is not a loopback address"
-            % host)
+    if host not in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "::"):
+        log(INFO, "not sharing this repository's sessions: a lease names 127.0.0.1 or [::1], "
+            "not %s" % host)
         return None
     try:
         role, value = elector.elect(PROBE_SECONDS)

@@ -14,7 +14,14 @@ Targets, each a property over generated input, run in process against majordomus
                 length, the Host guard and the query coercion answer or refuse with an
                 HTTP error, never anything else, and the guard admits only §25's forms;
   markdown      Markdown-like text: the renderer emits only its own tags and attributes,
-                and links only to allowed targets.
+                and links only to allowed targets;
+  peers         announces and departures of sessions on a board (§27, §25.1): the overlaps
+                its path index finds, and whom each announce tells with which paths, are
+                what the definition (paths_overlap, pair by pair) says;
+  paths         paths as clients send them (§20.2, §25.1): normalised to a repository-
+                relative path (no empty or `..` segment) that normalises to itself, or refused as invalid input (over
+                4,096 bytes, a NUL) or as leaving the repository, never anything else; an
+                announce's scope path (which asks the file system) agrees.
 
     python tests/fuzz.py              the test command's run: fixed seed, bounded counts
     python tests/fuzz.py --long       a run of 10 minutes, by hand: rounds of the bounded
@@ -52,7 +59,7 @@ from tests.test_markdown import ATTRIBUTES, STYLES, TAGS, TagAudit  # noqa: E402
 
 SEED = 20251205
 EXAMPLES = {"subset-text": 1500, "subset-tree": 500, "jsonrpc": 1500, "http-head": 1500,
-            "markdown": 800}
+            "markdown": 800, "peers": 300, "paths": 800}
 LONG_SECONDS = 600
 
 
@@ -406,6 +413,99 @@ def check_markdown(text):
 
 
 # ------------------------------------------------------------------------------------------
+# The peers' board, and paths from outside
+# ------------------------------------------------------------------------------------------
+
+SEGMENTS = ["a", "b", "src", "a.py", "é"]
+SCOPE_PATHS = st.one_of(st.just("."), st.lists(st.sampled_from(SEGMENTS), min_size=1,
+                                               max_size=4).map("/".join))
+BOARD_STEPS = st.lists(st.tuples(st.integers(0, 5), st.one_of(
+    st.none(), st.lists(SCOPE_PATHS, max_size=5).map(lambda p: list(dict.fromkeys(p))))),
+    max_size=25)
+
+
+class _Process:
+    """What a session needs of its process: the board, and nothing to stop listening to."""
+
+    def __init__(self):
+        self.board = m.Board()
+
+    def unlisten(self, listener):
+        pass
+
+
+def check_peers(steps):
+    process = _Process()
+    board = process.board
+    sessions = [m.Session(process, lambda frame: None, transport="bridge") for _ in range(6)]
+    told = []
+    for session in sessions:
+        session.told = (lambda announcer, mine, me=session: told.append((me.id, mine)))
+    for who, scope in steps:
+        session = sessions[who]
+        if scope is None:
+            session.close()
+            continue
+        del told[:]
+        board.announce(session, "intent", scope)
+        if session.id not in board.peers:
+            continue
+        expected = [(other.id, m.scope_overlap(other.scope, scope)) for other in
+                    board.peers.values() if other is not session and other.scope
+                    and m.scope_overlap(other.scope, scope)]
+        assert told == expected, (told, expected)
+    peers = list(board.peers.values())
+    for view in board.listing()["peers"]:
+        me = board.peers[view["id"]]
+        expected = [other.id for other in peers if other is not me and other.scope
+                    and m.scope_overlap(me.scope, other.scope)]
+        assert view["overlaps"] == expected, (view, expected)
+
+
+class Repository:
+    """One scratch repository for the paths target, made on first use."""
+    root = None
+
+    @classmethod
+    def get(cls):
+        if cls.root is None:
+            cls.root = os.path.realpath(tempfile.mkdtemp(prefix="mj-fuzz-paths-"))
+            os.makedirs(os.path.join(cls.root, "src", "a"))
+        return cls.root
+
+
+PATH_PIECES = ["a", "src", "..", ".", "", "./", "//", "\\", "\x00", "é", "a" * 700, "x" * 5000,
+               "~", " ", "C:", "\u202e"]
+PATHS = st.tuples(st.booleans(), st.lists(st.sampled_from(PATH_PIECES), max_size=10).map(
+    "/".join))
+
+
+def check_path(case):
+    absolute, given = case
+    root = Repository.get()
+    if absolute:
+        given = root + "/" + given
+    try:
+        path = m.target_path(root, given)
+    except m.InvalidInput as exc:
+        assert len(given.encode("utf-8", "surrogatepass")) > m.PATH_BOUND or "\x00" in given, (
+            exc, given[:80])
+        return
+    except m.RefusedPath:
+        return
+    assert "\x00" not in given and len(given.encode("utf-8")) <= m.PATH_BOUND, given[:80]
+    # (a `.` segment inside stays, as the shell tool's normalisation keeps it, §20.2)
+    assert path == "." or not [s for s in path.split("/") if s in ("", "..")], path
+    assert not path.startswith("/"), path
+    # (the shell tool strips one leading ./ of `././a`: normalised again, it loses the next)
+    assert path.startswith("./") or m.target_path(root, path) == path, path
+    try:
+        assert m.scope_path(root, given) == path
+    except m.RefusedPath:
+        pass               # (a folder on its way that leaves the repository)
+
+
+# ------------------------------------------------------------------------------------------
 # Running them
 # ------------------------------------------------------------------------------------------
 
@@ -413,7 +513,9 @@ TARGETS = [("subset-text", subset_texts, check_subset_text),
            ("subset-tree", subset_trees, check_subset_tree),
            ("jsonrpc", FRAMES, check_jsonrpc),
            ("http-head", HTTP_INPUTS, check_http),
-           ("markdown", MARKDOWN, check_markdown)]
+           ("markdown", MARKDOWN, check_markdown),
+           ("peers", BOARD_STEPS, check_peers),
+           ("paths", PATHS, check_path)]
 
 
 def run_target(name, strategy, check, examples, seed_value):
