@@ -66,9 +66,17 @@ def warn(code, path, message):
     return diag_line("warning", code, path, message)
 
 
-def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=0):
+# §32: the sections the test layer's manifest names and its files do not hold (as the
+# skeleton's), each a `note` line of --inspect after the tools.
+LAYER_NOTES = ["note        sections.%s: .ai/repo/%s names nothing on disk" % (name, name)
+               for name in ("skills", "adrs", "project")]
+
+
+def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=0,
+                     notes=LAYER_NOTES):
     """The whole `mcp --inspect` text of §6 for a repository holding these object URIs
-    (`context`: the context tree's problems, which §26 says after the state)."""
+    (`context`: the context tree's problems, which §26 says after the state; `notes`: the
+    §32 notes, after the tools)."""
     uris = sorted(uris)
     if state is None:
         state = "degraded" if any(d.startswith("FAIL") for d in diags) else "ok"
@@ -86,6 +94,7 @@ def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=
     lines.extend("resource    %s" % u for u in support.QUERY_URIS)
     lines.extend("resource    %s" % u for u in uris)
     lines.extend("tool        %s" % t for t in TOOLS)
+    lines.extend(notes)
     lines.extend(diags)
     return lines
 
@@ -350,7 +359,10 @@ class RootTests(LayerCase):
         for via in VIAS:
             with self.subTest(via=via):
                 self.fatal(["mcp", "--inspect"], outside, 12, via=via, message=message)
-        self.fatal(["mcp"], outside, 12, message=message)
+        # §32: `mcp` itself starts there and answers (tests/test_live.py: NoLayerTest);
+        # `serve` and `mcp --strict` keep exit 12
+        self.fatal(["mcp", "--strict"], outside, 12, message=message)
+        self.fatal(["serve", "--port", "0"], outside, 12, via="py", message=message)
         # --repo names the start; the current directory (a repository) is not used
         self.fatal(["mcp", "--inspect", "--repo", outside], self.repo, 12, via="py",
                    message=message)
@@ -1068,7 +1080,10 @@ class SkeletonLifecycleTests(LayerCase):
         with self.subTest("untracked: not served"):
             r = self.inspect(repo)
             self.assertEqual(r.rc, 0, r)
-            self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS))
+            # §32: not served, and said (a note: no diagnostic, the state stays ok)
+            # (in the manifest's order: rules before skills)
+            self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS, notes=[
+                "note        1 file(s) under .ai/repo/rules not staged: git add"] + LAYER_NOTES))
         support.commit_all(repo, "add alpha")
         for via in VIAS:
             with self.subTest("committed: served", via=via):
@@ -1200,8 +1215,8 @@ class ReadOnlyTests(LayerCase):
                                   + argv)
                     if sub == "status":
                         self.assertTrue(any(a.startswith("--porcelain") for a in rest), argv)
-                    if sub == "ls-files":
-                        ls_files += 1
+                    if sub == "ls-files" and "--others" not in rest:
+                        ls_files += 1     # (--others: --inspect's §32 note, not discovery)
                 if vcs:
                     self.assertEqual(ls_files, 1, "git ls-files runs once: %r" % calls)
         self.assertEqual(support.snapshot(repo), before)
