@@ -1159,6 +1159,67 @@ def git_subcommand(argv):
     return None, []
 
 
+class InspectNotesTests(LayerCase):
+    """§32: `note` lines of --inspect's text, after the tools, for what the reader cannot
+    call an error: a section path naming nothing on disk (a misspelt `rules: repo/rulez`),
+    and files under a section's path the git index does not hold. Not diagnostics: the
+    state, the exit code, the report and the JSON form stay as they are."""
+
+    def layer(self, rules_path):
+        manifest = support.manifest_yaml("rules", "knowledge").replace(
+            "rules: repo/rules", "rules: " + rules_path)
+        return support.make_repo(self, {
+            ".ai/manifest.yaml": manifest,
+            ".ai/repo/knowledge/sources.yaml": support.sources_yaml(
+                ("rule", "rule", ":(glob).ai/repo/rules/**/*.md")),
+            ".ai/repo/rules/one.v1.md": "---\nid: team.one\nversion: 1\ntitle: One\n---\n"
+                                        "\n# One\n"}, skeleton=False)
+
+    def test_a_misspelt_section_path(self):
+        repo = self.layer("repo/rulez")
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("state       ok", r.lines)
+                notes = [l for l in r.lines if l.startswith("note")]
+                self.assertEqual(notes, [
+                    "note        sections.rules: .ai/repo/rulez names nothing on disk"])
+                self.assertEqual(r.lines[-1], notes[-1], "the notes follow the tools")
+                self.assertTrue(r.lines[-2].startswith("tool        "), r.lines)
+
+    def test_files_not_staged_and_the_json_form_unchanged(self):
+        repo = self.layer("repo/rules")
+
+        def json_form(via="pyz"):
+            """The JSON form, but for the work tree's state (dirty once files are added)."""
+            value = json.loads(self.inspect(repo, via=via, extra=["--format", "json"]).out)
+            del value["repository"]["repository"]["git"]["working_tree"]
+            return value
+        json_before = json_form()
+        text_before = self.inspect(repo).lines
+        self.assertEqual([l for l in text_before if l.startswith("note")], [])
+        support.write(repo, ".ai/repo/rules/two.v1.md", "---\nid: team.two\nversion: 1\n---\n")
+        support.write(repo, ".ai/repo/rules/deep/three.v1.md", "---\nid: team.three\n---\n")
+        support.write(repo, ".ai/repo/rules/ignored.swp", "x")
+        support.write(repo, ".gitignore", "*.swp\n")
+        support.git(repo, "add", ".gitignore")
+        note = "note        2 file(s) under .ai/repo/rules not staged: git add"
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(r.lines, text_before + [note])
+                # the JSON form (and in it the report and the state) is what it was
+                self.assertEqual(json_form(via), json_before)
+        # a filesystem walk serves them: nothing to stage then
+        r = self.inspect(repo, extra=["--discovery", "filesystem"])
+        self.assertEqual([l for l in r.lines if l.startswith("note")], [])
+        support.git(repo, "add", ".ai")
+        r = self.inspect(repo)
+        self.assertEqual([l for l in r.lines if l.startswith("note")], [])
+
+
 class ReadOnlyTests(LayerCase):
 
     def test_nothing_changes_and_git_is_only_read(self):
