@@ -11186,7 +11186,7 @@ def start(options, long_lived):
         raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
                     "under --strict (run: majordomus mcp --inspect)" % index.errors)
     if long_lived and gen.absent:
-        log(INFO, "no AI layer here; every request is answered so, and the folder is "
+        log(INFO, "no AI layer here; every call is answered with that, and the folder is "
             "followed until one appears", start=gen.root)
     elif long_lived and gen.broken is not None:
         log(ERROR, "the layer cannot be read; serving its report and following its files "
