@@ -11436,9 +11436,10 @@ def install_clients(archive):
 
     def server(repo, **extra):
         return dict(extra, command=command, args=head + [archive, "mcp", "--repo", repo])
-    line = " ".join(_shell_word(word) if os.name != "nt" or " " in word else word for word in (
-        ["claude", "mcp", "add", "--scope", "user", "majordomus", "--", command] + head
-        + [archive, "mcp", "--repo", "."]))
+    quote = _shell_word if os.name != "nt" else (      # (cmd and PowerShell: double quotes)
+        lambda word: '"%s"' % word if " " in word else word)
+    line = " ".join(map(quote, ["claude", "mcp", "add", "--scope", "user", "majordomus", "--",
+                                command] + head + [archive, "mcp", "--repo", "."]))
     return [
         {"client": "Claude Code", "where": "every project: run the command (it writes "
          "~/.claude.json); the server starts in the folder you start claude in",

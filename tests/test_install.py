@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import unittest
+import unittest.mock
 
 from tests import support
 
@@ -200,6 +201,41 @@ class InstallTest(unittest.TestCase):
         self.assertIn("Usage: majordomus install [--dir DIR]", p.stdout.decode("utf-8"))
         p = support.run(["install", "--bogus"], self.repo)
         self.assertEqual(p.returncode, 2)
+
+
+class FolderTest(unittest.TestCase):
+    """The user folder and the configurations of each platform, in process (Windows and
+    macOS simulated: the module asks os.name and sys.platform when it is called)."""
+
+    def setUp(self):
+        if os.name == "nt":
+            self.skipTest("POSIX paths stand for every platform's here")
+        import majordomus
+        self.mj = majordomus
+
+    def test_each_platform_folder(self):
+        mock = unittest.mock
+        home = "/home/someone"
+        with mock.patch.dict(os.environ, {"HOME": home}):
+            with mock.patch.object(self.mj.sys, "platform", "linux"):
+                self.assertEqual(self.mj.install_folder(),
+                                 (home + "/.local/share/majordomus", None))
+            with mock.patch.object(self.mj.sys, "platform", "darwin"):
+                self.assertEqual(self.mj.install_folder(),
+                                 (home + "/Library/Application Support/majordomus", None))
+        with mock.patch.object(self.mj.os, "name", "nt"):
+            with mock.patch.dict(os.environ, {"LOCALAPPDATA": "/c/Users/x/AppData/Local"}):
+                self.assertEqual(self.mj.install_folder(),
+                                 ("/c/Users/x/AppData/Local/majordomus", None))
+                clients = self.mj.install_clients("C:/Users/x/My Apps/majordomus.pyz")
+            with mock.patch.dict(os.environ, {"LOCALAPPDATA": ""}):
+                self.assertEqual(self.mj.install_folder(),
+                                 (None, "LOCALAPPDATA names no absolute directory"))
+        server = clients[2]["config"]["mcpServers"]["majordomus"]
+        self.assertEqual(server, {"command": "py", "args": [
+            "-3", "C:/Users/x/My Apps/majordomus.pyz", "mcp", "--repo", "${workspaceFolder}"]})
+        self.assertEqual(clients[0]["command"], 'claude mcp add --scope user majordomus -- py '
+                         '-3 "C:/Users/x/My Apps/majordomus.pyz" mcp --repo .')
 
 
 if __name__ == "__main__":
