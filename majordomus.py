@@ -11412,15 +11412,18 @@ def _install_copy(source, folder, target):
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                          | getattr(os, "O_BINARY", 0), 0o755)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view):]
-        finally:
-            os.close(handle)
-        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view):]
+            finally:
+                os.close(handle)
             os.replace(temporary, target)
         except OSError:
-            os.unlink(temporary)
+            try:
+                os.unlink(temporary)      # (nothing half-written is left behind)
+            except OSError:
+                pass
             raise
     except OSError as exc:
         raise Fatal(EXIT_INTERNAL, "cannot install %s: %s" % (target, _os_reason(exc)))
@@ -11455,6 +11458,8 @@ def install_clients(archive):
 
 
 def install_text(archive, source, copied, clients):
+    """What `install` prints for a person: where the copy is, then each client's
+    configuration (the JSON to paste; Claude Code's command line first)."""
     lines = ["majordomus %s %s %s" % (VERSION, "installed:" if copied else "already at",
                                       archive)]
     if copied:
