@@ -13,7 +13,9 @@ With --mcpb it also writes, beside OUTPUT, majordomus.mcpb (an MCP Bundle, manif
 server.json (its entry for the MCP registry, schema 2025-12-11, with the bundle's SHA-256),
 both reproducible like the archive. --registry-name NAME and --download-url URL set the
 registry entry's name and the bundle's address ({version} is replaced). --links prints the
-README's one-click install links for VS Code and Cursor, made from CLIENT.
+README's one-click install links for VS Code and Cursor, made from CLIENTS (one
+configuration per platform, each running the copy `majordomus install` puts in the user
+folder).
 Usage: python3 build_zipapp.py [--mcpb [--registry-name NAME] [--download-url URL]] [OUTPUT]
        python3 build_zipapp.py --links
 """
@@ -58,11 +60,20 @@ sys.exit(_load().main())
 """
 STAMP = (1980, 1, 1, 0, 0, 0)
 
-# The one client configuration the README's install links carry: the archive at the root of
-# the folder the client has open, serving that folder (VS Code and Cursor expand
-# ${workspaceFolder}). install_links() makes both links from it; a test decodes them back.
-CLIENT = {"name": "majordomus", "command": "python3",
-          "args": ["${workspaceFolder}/majordomus.pyz", "mcp", "--repo", "${workspaceFolder}"]}
+# The client configurations the README's install links carry, one per platform: the copy
+# `majordomus install` puts in the user folder (SPEC §32), serving the folder the client has
+# open (VS Code and Cursor expand ${userHome} and ${workspaceFolder}; on Windows the user
+# folder is %LOCALAPPDATA%, by default ${userHome}/AppData/Local, and Python is `py -3`).
+# install_links() makes the links of each; a test decodes them back.
+def client(command, head, folder):
+    return {"name": "majordomus", "command": command,
+            "args": head + ["${userHome}/%s/majordomus.pyz" % folder, "mcp", "--repo",
+                            "${workspaceFolder}"]}
+
+
+CLIENTS = {"Linux": client("python3", [], ".local/share/majordomus"),
+           "macOS": client("python3", [], "Library/Application Support/majordomus"),
+           "Windows": client("py", ["-3"], "AppData/Local/majordomus")}
 
 # The bundle and its registry entry. The name must be in a namespace its publisher owns
 # (io.github.<owner>/…), and the address is where the release puts the bundle: both are
@@ -158,7 +169,7 @@ def compact(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def install_links(config=CLIENT):
+def install_links(config=CLIENTS["Linux"]):
     """The one-click install links of `config`: VS Code's (`vscode:mcp/install?` and the
     JSON, percent-encoded; the https redirect for pages that do not open `vscode:` links)
     and Cursor's (the name, and the configuration without it in base64)."""
@@ -310,8 +321,9 @@ if __name__ == "__main__":
         sys.exit(0)
     target, flags = options(sys.argv[1:])
     if flags.get("--links"):
-        for label, link in install_links().items():
-            print("%s: %s" % (label, link))
+        for platform, config in CLIENTS.items():
+            for label, link in install_links(config).items():
+                print("%s %s: %s" % (platform, label, link))
         sys.exit(0)
     print(build(target))
     if flags.get("--mcpb"):

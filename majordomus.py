@@ -757,6 +757,24 @@ def lease_directory():
     return os.path.join(temp, "majordomus-%d" % os.geteuid()), None
 
 
+def install_folder():
+    """Where `install` puts the archive (§32), (path, None), or (None, why not):
+    %LOCALAPPDATA%\\majordomus on Windows, ~/Library/Application Support/majordomus on
+    macOS, ~/.local/share/majordomus elsewhere (as the contract names it: XDG_DATA_HOME is
+    not read, so the install links' path holds for every user)."""
+    if os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA", "")
+        if not os.path.isabs(base):
+            return None, "LOCALAPPDATA names no absolute directory"
+        return os.path.join(base, "majordomus"), None
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None, "HOME names no absolute directory"
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Application Support", "majordomus"), None
+    return os.path.join(home, ".local", "share", "majordomus"), None
+
+
 def make_private_folder(path):
     """Make the lease directory, 0700, when absent (on Windows its parents too)."""
     if os.name == "nt":
@@ -1834,6 +1852,8 @@ def _class_members(body):
 
 MANIFEST = ".ai/manifest.yaml"
 LAYER_SCHEMA = "ai-repository/v1"
+# What `mcp` started where no layer is found says, and answers every call with (§32).
+NO_LAYER = 'no AI layer here: see "Start a layer" in the README'
 
 
 def find_root(start):
@@ -1859,10 +1879,24 @@ def find_root(start):
         parent = os.path.dirname(directory)
         if parent == directory:
             # The contract's message, then where a person who meets it first can go.
-            raise Fatal(EXIT_MISSING, "no Majordomus repository found from %s: no ancestor "
+            exc = Fatal(EXIT_MISSING, "no Majordomus repository found from %s: no ancestor "
                         "directory carries .ai/manifest.yaml; see 'Start a layer' in the "
                         "README" % here)
+            exc.nowhere = here        # `mcp` starts anyway, at this folder (§32)
+            raise exc
         directory = parent
+
+
+def manifest_places(here):
+    """Where a manifest would make the folder `here` (canonical) part of a layer: the
+    .ai/manifest.yaml of `here` and of each ancestor, nearest first, as find_root looks."""
+    places = []
+    while True:
+        places.append(native_path(here, MANIFEST))
+        parent = os.path.dirname(here)
+        if parent == here:
+            return places
+        here = parent
 
 
 def _read_declaration(root, relative):
@@ -5514,6 +5548,7 @@ class Generation:
         self.dirs = dirs          # GitDirs of the work tree, or None outside one
         self.live = live          # the Live that owns this generation (None: one-shot)
         self.broken = None        # the fatal message, when the layer cannot be read (§25)
+        self.absent = False       # no layer was found at all (§32): `broken` is NO_LAYER
         began = time.perf_counter_ns()
         self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
@@ -5567,6 +5602,8 @@ class Generation:
         descriptor = self.registry.by_id.get(cap_id)
         if descriptor is None:
             raise NotFound("unknown capability: %s" % cap_id)
+        if self.absent:
+            raise Refused(NO_LAYER)
         if self.broken is not None and cap_id != "repository.info":
             raise Refused("the layer cannot be read: %s" % self.broken)
         if descriptor["kind"] not in _EXECUTABLE:
@@ -5696,7 +5733,8 @@ def read_generation(root, discovery, counters, live=None):
 
 class Undeclared:
     """The declarations of a layer that cannot be read (§25): the root and the discovery
-    mode, no manifest, no classes, no kinds; `watched`: what is followed until it can."""
+    mode, no manifest, no classes, no kinds; `watched`: what is followed until it can
+    (paths under the root, or absolute ones: where no layer was found, §32)."""
 
     manifest = kinds = None
     classes = ()
@@ -5721,6 +5759,19 @@ def broken_generation(root, discovery, failure, counters, live):
     head = read_head(dirs) if dirs is not None else (None, None)
     gen = Generation(0, decl, index, head, counters, dirs, live)
     gen.broken = failure.message
+    return gen
+
+
+def absent_generation(here, discovery, counters, live):
+    """The state of `mcp` started where no layer is found (§32): generation 0 at the start
+    folder `here`, no object, no diagnostic, no git; every capability refuses with
+    NO_LAYER (Generation.execute). It watches the manifest of `here` and of each ancestor,
+    a stat each per check, so the first one written is found as find_root would find it."""
+    decl = Undeclared(here, discovery, manifest_places(here))
+    index = Index([], [], {}, ContextTree(decl, [], [], {}, [], []))
+    index.state = "broken"
+    gen = Generation(0, decl, index, (None, None), counters, None, live)
+    gen.broken, gen.absent = NO_LAYER, True
     return gen
 
 
@@ -5782,8 +5833,10 @@ class Change:
 
     def __init__(self, old, new):
         self.old, self.new = old, new
-        # Would a listing of resources (or of prompts) differ now?
-        self.resources = _listing_changed(old.index.objects, new.index.objects, _resource_key)
+        # Would a listing of resources (or of prompts) differ now? A layer that appears or
+        # can be read at last (§25, §32) is told, whatever it lists: every answer changes.
+        self.resources = (old.absent, old.broken is None) != (new.absent, new.broken is None) \
+            or _listing_changed(old.index.objects, new.index.objects, _resource_key)
         self.prompts = _listing_changed(list(old.prompts().values()),
                                         list(new.prompts().values()), _prompt_key)
 
@@ -5797,7 +5850,8 @@ class Live:
     `current()`, which compares the stamp (and, at most once a second, sweeps the kept
     files) and rebuilds only what changed; a failed rebuild keeps the last good one."""
 
-    def __init__(self, start, discovery, counters, watch=True, strict=False, board=None):
+    def __init__(self, start, discovery, counters, watch=True, strict=False, board=None,
+                 nowhere=False):
         import _thread
         self.counters, self.watch, self.strict = counters, watch, strict
         self.stale = None
@@ -5814,9 +5868,20 @@ class Live:
         self._ticking = _thread.allocate_lock()
         self.board = board        # the sessions of this process (§27), if it has any
         self.stale_since = None   # when the last good generation began to be served over
-        root = find_root(start)
         try:
-            self.generation, discovered = read_generation(root, discovery, counters, self)
+            root = find_root(start)
+        except Fatal as exc:
+            here = getattr(exc, "nowhere", None)
+            if strict or not nowhere or here is None:
+                raise
+            # No layer at all (`nowhere`: `mcp` only): start anyway, say so, and follow the
+            # folder until one appears (§32).
+            root = None
+            self.generation = absent_generation(here, discovery, counters, self)
+            discovered = NOTHING_DISCOVERED
+        try:
+            if root is not None:
+                self.generation, discovered = read_generation(root, discovery, counters, self)
         except Fatal as exc:
             if strict or not getattr(exc, "layer", False):
                 raise
@@ -6004,21 +6069,30 @@ class Live:
         self._tell(old, new)
 
     def _first(self, old, stamp):
-        """The layer could not be read until now (§25): read it whole, as at start; the
-        first generation built is told to the clients like any new one."""
+        """The layer could not be read until now (§25), or there was none (§32): read it
+        whole, as at start; the first generation built is told to the clients like any
+        new one."""
         if stamp != self._stamp:
             self.counters.count("stamp_moves")
+        root = old.root
+        if old.absent:
+            try:
+                root = find_root(root)
+            except Fatal:     # still no layer (or the start folder went): nothing to tell
+                self._stamp = stamp
+                return
         try:
-            new, discovered = read_generation(old.root, old.decl.discovery, self.counters,
-                                              self)
+            new, discovered = read_generation(root, old.decl.discovery, self.counters, self)
             if self.strict and new.index.errors:   # (a strict start never gets here)
                 raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s)"
                             % new.index.errors)
         except Fatal as exc:
             self.counters.count("rebuilds_failed")
-            new, discovered = broken_generation(old.root, old.decl.discovery, exc,
+            new, discovered = broken_generation(root, old.decl.discovery, exc,
                                                 self.counters, self), NOTHING_DISCOVERED
-            if new.broken != old.broken:
+            if old.absent:
+                log(WARN, "a layer appeared and cannot be read", root=root, reason=new.broken)
+            elif new.broken != old.broken:
                 log(WARN, "the layer still cannot be read", reason=new.broken)
         except Exception:  # a defect must not end a server that explains itself
             log(DEBUG, "rebuild failed", traceback=_traceback_text())
@@ -6028,8 +6102,9 @@ class Live:
         else:
             self.counters.count("index_builds")
             self.counters.values["generation"] = new.number
-            log(INFO, "the layer can be read", generation=new.number,
-                objects=len(new.index.objects), state=new.index.state)
+            log(INFO, "a layer appeared" if old.absent else "the layer can be read",
+                generation=new.number, objects=len(new.index.objects),
+                state=new.index.state)
         self._remember(new, discovered, stamp)
         self.generation = new
         self._tell(old, new)
@@ -6630,6 +6705,9 @@ class McpListing:
                         if registry.by_id[i]["kind"] in _EXECUTABLE
                         and "resource" in registry.by_id[i]["exposure"].get("mcp", {})]
         index = gen.index
+        if gen.absent:
+            self.instructions = NO_LAYER      # exactly (§32)
+            return
         if gen.broken is not None:
             self.instructions = (
                 "the layer cannot be read: %s. majordomus://repository reports it; this "
@@ -9907,10 +9985,42 @@ def inspect_text(gen):
                  % (totals["total"], totals["builtin"], totals["declarative"]))
     lines += ["%-11s %s" % ("resource", uri) for uri in listing.resource_uris(gen)]
     lines += ["%-11s %s" % ("tool", t["name"]) for t in listing.tools]
+    lines += ["%-11s %s" % ("note", note) for note in layer_notes(gen)]
     labels = {"error": "FAIL", "warning": "WARN", "info": "INFO"}
     lines += ["%-4s %-22s %s \u2014 %s" % (labels[d.severity], d.code, d.path or "-", d.message)
               for d in index.diagnostics]
     return "\n".join(lines) + "\n"
+
+
+def layer_notes(gen):
+    """§32: what a person most often gets wrong and the reader cannot call an error, for
+    --inspect's text alone (no diagnostic, no state): each section path of the manifest
+    that names nothing on disk, and under vcs discovery the files under a section's path
+    that git would add (untracked, not ignored), counted per section, in manifest order."""
+    manifest, root = gen.decl.manifest, gen.root
+    if manifest is None:
+        return []
+    sections = [(name, path) for name, path in manifest.sections.items()
+                if not manifest.is_local(path)]
+    missing = {path for _, path in sections if not os.path.lexists(native_path(root, path))}
+    unstaged = {}
+    present = [path for _, path in sections if path not in missing
+               and path != ".." and not path.startswith(("../", "/"))]
+    if gen.decl.discovery == "vcs" and gen.dirs is not None and present:
+        code, out, _ = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--",
+                            *(":(literal)" + path for path in sorted(set(present))))
+        for entry in out.split(b"\0") if code == 0 else ():
+            name = manifest.section_of(entry.decode("utf-8", "replace"))
+            if entry and name is not None:
+                unstaged[name] = unstaged.get(name, 0) + 1
+    notes = []
+    for name, path in sections:
+        if path in missing:
+            notes.append("sections.%s: %s names nothing on disk" % (name, path))
+        elif unstaged.get(name):
+            notes.append("%d file(s) under %s not staged: git add" % (unstaged[name], path))
+    return notes
+
 
 _CLI_EXIT = ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_MISSING),
              (RefusedPath, EXIT_REFUSED_PATH), (Refused, EXIT_CONTRACT),
@@ -11108,6 +11218,11 @@ COMMANDS = {
                        "which client, what each announced)",
               "values": ("--repo", "--format"), "flags": (), "positionals": (),
               "formats": ("text", "json")},
+    "install": {"usage": "majordomus install [--dir DIR] [--format text|json]",
+                "about": "copy this archive to your user folder, once for every repository, "
+                         "and print each client's configuration that runs it",
+                "values": ("--dir", "--format"), "flags": (), "positionals": (),
+                "formats": ("text", "json")},
     "capabilities list": {
         "usage": "majordomus capabilities list [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--kind K] [--exposure E] [--format text|json]",
@@ -11326,7 +11441,7 @@ def start(options, long_lived):
     try:
         if long_lived:
             live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict,
-                        board=Board())
+                        board=Board(), nowhere=options.command == "mcp")
             gen = live.generation
         else:
             live, gen = None, first_generation(*begin)[0]
@@ -11336,7 +11451,10 @@ def start(options, long_lived):
     if strict and index.errors:
         raise Fatal(EXIT_CONTRACT, "declarative state carries %d error(s); refusing to serve "
                     "under --strict (run: majordomus mcp --inspect)" % index.errors)
-    if long_lived and gen.broken is not None:
+    if long_lived and gen.absent:
+        log(INFO, "no AI layer here; every call is answered with that, and the folder is "
+            "followed until one appears", start=gen.root)
+    elif long_lived and gen.broken is not None:
         log(ERROR, "the layer cannot be read; serving its report and following its files "
             "until it can be", reason=gen.broken)
     elif long_lived:
@@ -11375,6 +11493,8 @@ def run_command(options):
                         options.get("--port", 8741), elector)
     if command == "peers":
         return run_peers(options)
+    if command == "install":
+        return run_install(options)
     gen = start(options, False)[1]
     words = command.split(" ")
     if command == "capabilities list":
@@ -11436,13 +11556,20 @@ def run_mcp(options):
     (--standalone, or where the lease cannot be used: said at info) alone."""
     why = standalone_reason(options)
     if why is None:
-        root = find_root(options.get("--repo", "."))
-        folder, why = open_lease_folder()
-        if folder is not None:
-            loop = SharedStdio(options, start_live, Elector(root, folder,
-                                                             options_text(options)))
-            loop.link()
-            return loop.run()
+        try:
+            root = find_root(options.get("--repo", "."))
+        except Fatal as exc:
+            if getattr(exc, "nowhere", None) is None or "--strict" in options.flags:
+                raise
+            # No layer, so no root to share (§32): alone for this process's life.
+            root, why = None, "no AI layer here, so no repository to share"
+        if root is not None:
+            folder, why = open_lease_folder()
+            if folder is not None:
+                loop = SharedStdio(options, start_live, Elector(root, folder,
+                                                                 options_text(options)))
+                loop.link()
+                return loop.run()
         log(INFO, "not shared: %s; serving standalone" % why)
     loop = StdioLoop(options, start_live)
     loop.serve_locally()
@@ -11477,6 +11604,143 @@ def run_peers(options):
     write_stdout(peers_text(value) if options.get("--format", "text") == "text"
                  else _pretty(value))
     return EXIT_OK
+
+
+def running_archive():
+    """The archive this process runs from (its path), or None when it runs majordomus.py
+    itself: from an archive, the module's file is a member, `<archive>/majordomus.py`."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    return folder if os.path.isfile(folder) else None
+
+
+def repository_holding(folder):
+    """The repository `folder` (which may not exist yet) lies in, or None: the nearest
+    ancestor holding `.git` or a layer's manifest, unless it also holds the user's home
+    folder (a dotfiles work tree at ~ is no project, and the user folder is under it)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    here = os.path.realpath(folder)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")) or os.path.isfile(
+                native_path(here, MANIFEST)):
+            return None if _folder_within(here, home) else here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _folder_within(outer, inner):
+    """Is the real path `inner` equal to, or under, the real path `outer`?"""
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def run_install(options):
+    """`majordomus install [--dir DIR]` (§32): the running archive copied, byte for byte,
+    to the user folder (or DIR), never into a repository; then each client's configuration
+    that runs that copy for the folder the client has open. Nothing else is written."""
+    source = running_archive()
+    if source is None:
+        raise Fatal(EXIT_MISSING, "install copies the archive it runs from, and this is %s: "
+                    "build the archive (python3 build_zipapp.py) and run: python3 "
+                    "majordomus.pyz install" % os.path.abspath(__file__))
+    folder = options.get("--dir")
+    if folder is None:
+        folder, why = install_folder()
+        if folder is None:
+            raise Fatal(EXIT_INTERNAL, "%s; name the folder with --dir DIR" % why)
+    folder = os.path.abspath(folder)
+    holder = repository_holding(folder)
+    if holder is not None:
+        raise Fatal(EXIT_USAGE, "%s is inside the repository %s: install puts the archive in "
+                    "a folder of yours, never in a repository (one copy serves every "
+                    "repository; pass --dir DIR outside it)" % (folder, holder))
+    target = os.path.join(folder, "majordomus.pyz")
+    copied = _install_copy(source, folder, target)
+    clients = install_clients(target)
+    if options.get("--format", "text") == "json":
+        write_stdout(_pretty({"archive": target, "version": VERSION, "copied": copied,
+                              "clients": clients}))
+    else:
+        write_stdout(install_text(target, source, copied, clients))
+    return EXIT_OK
+
+
+def _install_copy(source, folder, target):
+    """Copy `source` to `target` (made in a temporary beside it, then renamed into place);
+    False when `target` already is that file."""
+    try:
+        if os.path.exists(target) and os.path.samefile(source, target):
+            return False
+        with open(source, "rb") as handle:
+            data = handle.read()
+        os.makedirs(folder, exist_ok=True)
+        temporary = os.path.join(folder, ".majordomus-%d.pyz" % os.getpid())
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                         | getattr(os, "O_BINARY", 0), 0o755)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view):]
+            finally:
+                os.close(handle)
+            os.replace(temporary, target)
+        except OSError:
+            try:
+                os.unlink(temporary)      # (nothing half-written is left behind)
+            except OSError:
+                pass
+            raise
+    except OSError as exc:
+        raise Fatal(EXIT_INTERNAL, "cannot install %s: %s" % (target, _os_reason(exc)))
+    return True
+
+
+def install_clients(archive):
+    """Each client's configuration running `archive` for its open folder (§32): [{client,
+    where, config[, command]}], in the README's order. A client's workspace variable where
+    it has one (VS Code, Cursor: ${workspaceFolder}); Claude Code starts the server in the
+    project's folder (`.`); Claude Desktop has no folder: a placeholder to replace."""
+    command, head = ("py", ["-3"]) if os.name == "nt" else ("python3", [])
+
+    def server(repo, **extra):
+        return dict(extra, command=command, args=head + [archive, "mcp", "--repo", repo])
+    quote = _shell_word if os.name != "nt" else (      # (cmd and PowerShell: double quotes)
+        lambda word: '"%s"' % word if " " in word else word)
+    line = " ".join(map(quote, ["claude", "mcp", "add", "--scope", "user", "majordomus", "--",
+                                command] + head + [archive, "mcp", "--repo", "."]))
+    return [
+        {"client": "Claude Code", "where": "every project: run the command (it writes "
+         "~/.claude.json); the server starts in the folder you start claude in",
+         "command": line, "config": {"mcpServers": {"majordomus": server(".")}}},
+        {"client": "Claude Desktop", "where": "claude_desktop_config.json (Settings, "
+         "Developer, Edit Config): it has no open folder, so replace /path/to/repository",
+         "config": {"mcpServers": {"majordomus": server("/path/to/repository")}}},
+        {"client": "Cursor", "where": "~/.cursor/mcp.json (every project)",
+         "config": {"mcpServers": {"majordomus": server("${workspaceFolder}")}}},
+        {"client": "VS Code", "where": "your user mcp.json (the command MCP: Open User "
+         "Configuration)",
+         "config": {"servers": {"majordomus": server("${workspaceFolder}", type="stdio")}}}]
+
+
+def install_text(archive, source, copied, clients):
+    """What `install` prints for a person: where the copy is, then each client's
+    configuration (the JSON to paste; Claude Code's command line first)."""
+    lines = ["majordomus %s %s %s" % (VERSION, "installed:" if copied else "already at",
+                                      archive)]
+    if copied:
+        lines.append("(copied from %s)" % source)
+    lines += ["", "Each configuration below runs that copy for the folder the client has open "
+              "(a folder without a layer is answered, not failed). Nothing else was written."]
+    if os.name != "nt":
+        lines.append("A client that does not find python3 needs its absolute path: %s"
+                     % sys.executable)
+    for client in clients:
+        lines += ["", "%s: %s" % (client["client"], client["where"])]
+        if "command" in client:
+            lines += ["  " + client["command"], "or, the same as JSON:"]
+        lines.append(json_pretty(client["config"]))
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):

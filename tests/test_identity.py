@@ -337,6 +337,8 @@ def inspect_text_as_before(text):
     # §26: when the context tree does not validate, a line after `state` says so
     text = re.sub(r"(?m)^context: \d+ problem\(s\); resolve refuses, brief answers "
                   r"degraded\n", "", text, count=1)
+    # §32: `note` lines after the tools (a section path naming nothing, files not staged)
+    text = re.sub(r"(?m)^note        .*\n", "", text)
     for line in ["tool        %s\n" % t for t in NEW_TOOLS] + [
             "resource    %s\n" % u for u in NEW_RESOURCES]:
         if text.count(line) != 1:

@@ -66,9 +66,17 @@ def warn(code, path, message):
     return diag_line("warning", code, path, message)
 
 
-def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=0):
+# §32: the sections the test layer's manifest names and its files do not hold (as the
+# skeleton's), each a `note` line of --inspect after the tools.
+LAYER_NOTES = ["note        sections.%s: .ai/repo/%s names nothing on disk" % (name, name)
+               for name in ("skills", "adrs", "project")]
+
+
+def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=0,
+                     notes=LAYER_NOTES):
     """The whole `mcp --inspect` text of §6 for a repository holding these object URIs
-    (`context`: the context tree's problems, which §26 says after the state)."""
+    (`context`: the context tree's problems, which §26 says after the state; `notes`: the
+    §32 notes, after the tools)."""
     uris = sorted(uris)
     if state is None:
         state = "degraded" if any(d.startswith("FAIL") for d in diags) else "ok"
@@ -86,6 +94,7 @@ def expected_inspect(root, uris, discovery="vcs", state=None, diags=(), context=
     lines.extend("resource    %s" % u for u in support.QUERY_URIS)
     lines.extend("resource    %s" % u for u in uris)
     lines.extend("tool        %s" % t for t in TOOLS)
+    lines.extend(notes)
     lines.extend(diags)
     return lines
 
@@ -350,7 +359,10 @@ class RootTests(LayerCase):
         for via in VIAS:
             with self.subTest(via=via):
                 self.fatal(["mcp", "--inspect"], outside, 12, via=via, message=message)
-        self.fatal(["mcp"], outside, 12, message=message)
+        # §32: `mcp` itself starts there and answers (tests/test_live.py: NoLayerTest);
+        # `serve` and `mcp --strict` keep exit 12
+        self.fatal(["mcp", "--strict"], outside, 12, message=message)
+        self.fatal(["serve", "--port", "0"], outside, 12, via="py", message=message)
         # --repo names the start; the current directory (a repository) is not used
         self.fatal(["mcp", "--inspect", "--repo", outside], self.repo, 12, via="py",
                    message=message)
@@ -1068,7 +1080,10 @@ class SkeletonLifecycleTests(LayerCase):
         with self.subTest("untracked: not served"):
             r = self.inspect(repo)
             self.assertEqual(r.rc, 0, r)
-            self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS))
+            # §32: not served, and said (a note: no diagnostic, the state stays ok)
+            # (in the manifest's order: rules before skills)
+            self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS, notes=[
+                "note        1 file(s) under .ai/repo/rules not staged: git add"] + LAYER_NOTES))
         support.commit_all(repo, "add alpha")
         for via in VIAS:
             with self.subTest("committed: served", via=via):
@@ -1144,6 +1159,67 @@ def git_subcommand(argv):
     return None, []
 
 
+class InspectNotesTests(LayerCase):
+    """§32: `note` lines of --inspect's text, after the tools, for what the reader cannot
+    call an error: a section path naming nothing on disk (a misspelt `rules: repo/rulez`),
+    and files under a section's path the git index does not hold. Not diagnostics: the
+    state, the exit code, the report and the JSON form stay as they are."""
+
+    def layer(self, rules_path):
+        manifest = support.manifest_yaml("rules", "knowledge").replace(
+            "rules: repo/rules", "rules: " + rules_path)
+        return support.make_repo(self, {
+            ".ai/manifest.yaml": manifest,
+            ".ai/repo/knowledge/sources.yaml": support.sources_yaml(
+                ("rule", "rule", ":(glob).ai/repo/rules/**/*.md")),
+            ".ai/repo/rules/one.v1.md": "---\nid: team.one\nversion: 1\ntitle: One\n---\n"
+                                        "\n# One\n"}, skeleton=False)
+
+    def test_a_misspelt_section_path(self):
+        repo = self.layer("repo/rulez")
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertIn("state       ok", r.lines)
+                notes = [l for l in r.lines if l.startswith("note")]
+                self.assertEqual(notes, [
+                    "note        sections.rules: .ai/repo/rulez names nothing on disk"])
+                self.assertEqual(r.lines[-1], notes[-1], "the notes follow the tools")
+                self.assertTrue(r.lines[-2].startswith("tool        "), r.lines)
+
+    def test_files_not_staged_and_the_json_form_unchanged(self):
+        repo = self.layer("repo/rules")
+
+        def json_form(via="pyz"):
+            """The JSON form, but for the work tree's state (dirty once files are added)."""
+            value = json.loads(self.inspect(repo, via=via, extra=["--format", "json"]).out)
+            del value["repository"]["repository"]["git"]["working_tree"]
+            return value
+        json_before = json_form()
+        text_before = self.inspect(repo).lines
+        self.assertEqual([l for l in text_before if l.startswith("note")], [])
+        support.write(repo, ".ai/repo/rules/two.v1.md", "---\nid: team.two\nversion: 1\n---\n")
+        support.write(repo, ".ai/repo/rules/deep/three.v1.md", "---\nid: team.three\n---\n")
+        support.write(repo, ".ai/repo/rules/ignored.swp", "x")
+        support.write(repo, ".gitignore", "*.swp\n")
+        support.git(repo, "add", ".gitignore")
+        note = "note        2 file(s) under .ai/repo/rules not staged: git add"
+        for via in VIAS:
+            with self.subTest(via=via):
+                r = self.inspect(repo, via=via)
+                self.assertEqual(r.rc, 0, r)
+                self.assertEqual(r.lines, text_before + [note])
+                # the JSON form (and in it the report and the state) is what it was
+                self.assertEqual(json_form(via), json_before)
+        # a filesystem walk serves them: nothing to stage then
+        r = self.inspect(repo, extra=["--discovery", "filesystem"])
+        self.assertEqual([l for l in r.lines if l.startswith("note")], [])
+        support.git(repo, "add", ".ai")
+        r = self.inspect(repo)
+        self.assertEqual([l for l in r.lines if l.startswith("note")], [])
+
+
 class ReadOnlyTests(LayerCase):
 
     def test_nothing_changes_and_git_is_only_read(self):
@@ -1200,8 +1276,8 @@ class ReadOnlyTests(LayerCase):
                                   + argv)
                     if sub == "status":
                         self.assertTrue(any(a.startswith("--porcelain") for a in rest), argv)
-                    if sub == "ls-files":
-                        ls_files += 1
+                    if sub == "ls-files" and "--others" not in rest:
+                        ls_files += 1     # (--others: --inspect's §32 note, not discovery)
                 if vcs:
                     self.assertEqual(ls_files, 1, "git ls-files runs once: %r" % calls)
         self.assertEqual(support.snapshot(repo), before)

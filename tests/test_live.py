@@ -1075,5 +1075,119 @@ class ReadOnlyTest(unittest.TestCase):
         self.assertNotIn("Traceback", c.s.stderr() + srv.stderr())
 
 
+# ------------------------------------------------------------------------------------------
+# Where no layer is found (§32): `mcp` answers, explains, follows the folder
+# ------------------------------------------------------------------------------------------
+
+NO_LAYER = 'no AI layer here: see "Start a layer" in the README'
+NO_LAYER_FILES = {
+    ".ai/manifest.yaml": support.manifest_yaml("rules", "prompts", "knowledge"),
+    ".ai/repo/knowledge/sources.yaml": support.sources_yaml(
+        ("rule", "rule", ":(glob).ai/repo/rules/**/*.md", True),
+        ("prompt", "prompt", ":(glob).ai/repo/prompts/*.md")),
+    rule_path("appeared"): rule_text("appeared"),
+    ".ai/repo/prompts/hello.md": ("---\nname: hello\ndescription: Say hello.\n---\n\n"
+                                  "Hello {{NAME}}.\n"),
+}
+
+
+def cpu_seconds(pid):
+    """User and system CPU time of a process (Linux /proc), or None elsewhere."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class NoLayerTest(unittest.TestCase):
+    """`mcp` started in a git repository that has no layer (and in a folder below its top,
+    so that the layer appears in an ancestor): initialize, tools/list and every call answer
+    with the refusal; the layer written, staged and committed while it runs is served after
+    list_changed; `--inspect` there still exits 12."""
+    VIA = "pyz"
+
+    def test_answers_explains_and_serves_the_layer_once_it_appears(self):
+        repo = support.make_repo(self, {"README.md": "# A project\n", "src/main.c": "int x;\n"},
+                                 skeleton=False)
+        start = os.path.join(repo, "src")
+        p = support.run(["mcp", "--inspect"], start, via=self.VIA)
+        self.assertEqual(p.returncode, 12, p.stderr)
+        self.assertEqual(p.stdout, b"")
+        c = Client(self, start, via=self.VIA)
+        self.assertEqual(c.init["instructions"], NO_LAYER)
+        self.assertEqual(c.init["serverInfo"]["name"], "majordomus")
+        self.assertEqual(c.init["capabilities"]["resources"],
+                         {"subscribe": True, "listChanged": True})
+        tools = [t["name"] for t in c.result("tools/list")["tools"]]
+        self.assertEqual(tools, support.TOOLS)
+        refusal = "refused: " + NO_LAYER
+        for name, arguments in (("majordomus_repository", {}), ("majordomus_list", {}),
+                                ("majordomus_brief", {"path": "src/main.c"}),
+                                ("majordomus_search", {"query": "x"}), ("majordomus_perf", {})):
+            with self.subTest(tool=name):
+                result = c.result("tools/call", {"name": name, "arguments": arguments})
+                self.assertIs(result["isError"], True, result)
+                self.assertEqual(result["content"], [{"type": "text", "text": refusal}])
+        answer, _ = c.rpc("resources/read", {"uri": REPOSITORY_URI})
+        self.assertEqual(answer["error"]["message"], refusal)
+        self.assertEqual(c.result("prompts/list"), {"prompts": []})
+        err = c.s.stderr()
+        self.assertIn("not shared: no AI layer here", err)     # alone, said at info (§27)
+        self.assertNotIn("Traceback", err)
+        # idle, it costs next to nothing: a stat a folder a second
+        before = cpu_seconds(c.s.proc.pid)
+        time.sleep(QUIET)
+        after = cpu_seconds(c.s.proc.pid)
+        if before is not None:
+            note("no layer, idle %.1f s: %.2f s of CPU" % (QUIET, after - before))
+            self.assertLess(after - before, 0.5)
+        c.drain()
+        self.assertEqual(c.since(0), [], "told of a change while nothing changed")
+        # the layer, written at the repository's top (an ancestor of the start), staged and
+        # committed while the server runs: served, and the client told
+        mark = c.mark()
+        for rel, text in NO_LAYER_FILES.items():
+            support.write(repo, rel, text)
+        support.commit_all(repo, "a layer")
+        c.wait_note(list_changed, mark)
+        poll(c.uris, lambda uris: rule_uri("appeared") in uris, "the layer once it appears")
+        report = c.report()
+        self.assertEqual((report["state"], report["repository"]["root"]), ("ok", repo))
+        self.assertEqual(c.tool("majordomus_list")["total"], 2)
+        prompts = c.result("prompts/list")["prompts"]
+        self.assertEqual([p["name"] for p in prompts], ["hello"])
+        c.wait_note(lambda m: m.get("method") == "notifications/prompts/list_changed", mark)
+        self.assertNotIn("Traceback", c.s.stderr())
+        self.assertEqual(c.s.close(), 0, c.s.stderr())
+
+    def test_what_is_no_layer_changes_nothing(self):
+        outside = support.tempdir(self)
+        c = Client(self, outside, via=self.VIA)
+        self.assertEqual(c.init["instructions"], NO_LAYER)
+        # something that is no layer: an empty .ai folder, a manifest that is a folder
+        os.makedirs(os.path.join(outside, ".ai", "manifest.yaml"))
+        time.sleep(SETTLE)
+        self.assertEqual(c.init["instructions"], c.result("initialize", {
+            "protocolVersion": LATEST, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}})["instructions"])
+        c.drain(0.2)
+        self.assertEqual(c.since(0), [])
+        self.assertEqual(c.s.close(), 0, c.s.stderr())
+
+    def test_strict_and_serve_keep_exit_twelve(self):
+        outside = support.tempdir(self)
+        for args in (["mcp", "--strict"], ["serve", "--port", "0"], ["capabilities", "list"]):
+            with self.subTest(args=args):
+                p = support.run(args, outside, via=self.VIA, input=b"", timeout=30)
+                self.assertEqual(p.returncode, 12, p.stderr)
+                self.assertEqual(p.stdout, b"")
+
+
+class NoLayerPyTest(NoLayerTest):
+    VIA = "py"
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,12 +1,16 @@
-"""The README a person follows (SPEC §28): its starter layer, copied out of the README into a
-scratch repository and staged as it says, is served `state ok`; every JSON snippet in it
-parses; its one-click install links decode to the configuration it documents, which is the
-one build_zipapp.py makes them from; the error outside a layer names a section it has."""
+"""The README a person follows (SPEC §28, §32): its starter layer (a rule, a context document,
+a decision record), copied out of the README into a scratch repository and staged as it says,
+is served `state ok`, and its example of a rule scoped to a place names the rule in the brief
+of a path it tracks; every JSON snippet in it parses; its one-click install links decode to
+the configurations it documents, which are the ones build_zipapp.py makes them from, running
+the copy `install` puts in the user folder; the error outside a layer names a section it
+has."""
 import base64
 import json
 import os
 import re
 import unittest
+import unittest.mock
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests import support
@@ -15,7 +19,11 @@ import build_zipapp
 
 README = os.path.join(support.ROOT, "README.md")
 STARTER_SECTION = "Start a layer"
+SCOPE_SECTION = "Scope a rule to a place"
 LINKS_SECTION = "One-click install links"
+STARTER_FILES = [".ai/manifest.yaml", ".ai/repo/knowledge/sources.yaml",
+                 ".ai/repo/rules/tests-first.v1.md", ".ai/README.md",
+                 ".ai/repo/adrs/0001-record-decisions.md"]
 
 
 def readme():
@@ -43,6 +51,12 @@ def section(text, title):
     return "\n".join(out)
 
 
+def starter_files(title):
+    """(path, text) of each fenced block of the section whose info string names a file."""
+    return [(info.split()[1], body) for info, body in fenced(section(readme(), title))
+            if len(info.split()) == 2]
+
+
 def fenced(text):
     """(info string, body) of every fenced code block of text."""
     return re.findall(r"^```([^\n]*)\n(.*?)^```$", text, re.M | re.S)
@@ -58,11 +72,8 @@ class ReadmeTest(unittest.TestCase):
                 json.loads(body)
 
     def test_the_starter_layer_is_served_ok(self):
-        files = [(info.split()[1], body) for info, body in
-                 fenced(section(readme(), STARTER_SECTION)) if len(info.split()) == 2]
-        self.assertEqual([path for path, _ in files],
-                         [".ai/manifest.yaml", ".ai/repo/knowledge/sources.yaml",
-                          ".ai/repo/rules/tests-first.v1.md"])
+        files = starter_files(STARTER_SECTION)
+        self.assertEqual([path for path, _ in files], STARTER_FILES)
         repo = support.make_repo(self, files=dict(files), skeleton=False, commit=False)
         support.git(repo, "add", ".ai")     # staged, not committed: as the README says
         for via in ("pyz", "py"):
@@ -71,9 +82,42 @@ class ReadmeTest(unittest.TestCase):
                 out = p.stdout.decode("utf-8")
                 self.assertEqual(p.returncode, 0, out + p.stderr.decode("utf-8"))
                 self.assertIn("\nstate       ok\n", out)
-                self.assertIn("\nresource    majordomus://rule/team.tests-first@1\n", out)
+                for uri in ("majordomus://rule/team.tests-first@1",
+                            "majordomus://context/team.layer", "majordomus://adr/adr-0001"):
+                    self.assertIn("\nresource    %s\n" % uri, out)
+                self.assertIn("\nkind        context      1\n", out)
                 self.assertNotIn("FAIL", out)
                 self.assertNotIn("WARN", out)
+                self.assertNotIn("\nnote ", out)     # every section it names is there (§32)
+
+    def test_a_rule_scoped_to_a_place(self):
+        """The example of "Scope a rule to a place", beside the starter layer and a file of
+        code: the brief of a path under what its `tracks` names lists the rule as named by
+        it; elsewhere the rule is in force and named by nobody."""
+        example = starter_files(SCOPE_SECTION)
+        self.assertEqual([path for path, _ in example], [".ai/repo/rules/src/README.md"])
+        files = dict(starter_files(STARTER_SECTION) + example)
+        files.update({"src/app.py": "print('hello')\n", "docs/guide.md": "# Guide\n"})
+        repo = support.make_repo(self, files=files, skeleton=False, commit=False)
+        support.git(repo, "add", ".")
+        p = support.run(["mcp", "--inspect"], repo)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(b"\nresource    majordomus://context/team.src\n", p.stdout)
+        self.assertNotIn(b"FAIL", p.stdout)
+        for path, named, chain in (("src/app.py", ["team.src"], ["team.layer", "team.src"]),
+                                   ("src/new.py", ["team.src"], ["team.layer", "team.src"]),
+                                   ("docs/guide.md", [], ["team.layer"])):
+            with self.subTest(path=path):
+                p = support.run(["brief", path, "--format", "json"], repo)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                brief = json.loads(p.stdout.decode("utf-8"))
+                rules = {r["id"]: r for r in brief["rules"]}
+                self.assertEqual(rules["team.tests-first"]["named_by"], named)
+                self.assertEqual(rules["team.tests-first"]["class"], "blocking")
+                self.assertEqual(sorted(d["id"] for d in brief["documents"]), chain)
+        p = support.run(["context", "resolve", "src/app.py", "--format", "json"], repo)
+        self.assertEqual([d["id"] for d in json.loads(p.stdout.decode("utf-8"))["documents"]],
+                         ["team.layer", "team.src"])
 
     def test_the_error_outside_a_layer_names_a_section_it_has(self):
         outside = support.tempdir(self)
@@ -86,11 +130,32 @@ class ReadmeTest(unittest.TestCase):
     def test_the_install_links_decode_to_the_documented_configuration(self):
         text = section(readme(), LINKS_SECTION)
         documented = [json.loads(body) for info, body in fenced(text) if info == "json"]
-        self.assertEqual(documented, [build_zipapp.CLIENT])
-        config = documented[0]
+        self.assertEqual(documented, list(build_zipapp.CLIENTS.values()))
+        # each system's configuration precedes its own links
+        parts = re.split(r"^```json\n.*?^```$", text, flags=re.M | re.S)[1:]
+        self.assertEqual(len(parts), len(documented))
+        for config, part in zip(documented, parts):
+            with self.subTest(config=config["command"] + " " + config["args"][-4]):
+                self.check_links(config, part)
+        # the path each runs is the copy `install` makes (Linux and macOS: ${userHome})
+        import majordomus
+        home = support.tempdir(self)
+        for system, platform in (("Linux", "linux"), ("macOS", "darwin")) * (os.name != "nt"):
+            with unittest.mock.patch.dict(os.environ, {"HOME": home}), \
+                    unittest.mock.patch.object(majordomus.sys, "platform", platform):
+                folder, _ = majordomus.install_folder()
+            self.assertEqual(build_zipapp.CLIENTS[system]["args"][0], "${userHome}" + (
+                os.path.join(folder, "majordomus.pyz")[len(home):]))
+            self.assertIn("| %s | `~%s` |" % (system, os.path.join(folder, "majordomus.pyz")[
+                len(home):]), readme())
+        windows = build_zipapp.CLIENTS["Windows"]
+        self.assertEqual((windows["command"], windows["args"][:2]),
+                         ("py", ["-3", "${userHome}/AppData/Local/majordomus/majordomus.pyz"]))
+
+    def check_links(self, config, text):
         links = re.findall(r"\]\(((?:vscode:|cursor:|https://insiders\.vscode\.dev/)[^)\s]+)\)",
                            text)
-        self.assertEqual(sorted(links), sorted(build_zipapp.install_links().values()))
+        self.assertEqual(sorted(links), sorted(build_zipapp.install_links(config).values()))
         by_scheme = {urlsplit(link).scheme: link for link in links}
         self.assertEqual(set(by_scheme), {"vscode", "cursor", "https"})
         # VS Code: the whole configuration, name included, as percent-encoded JSON
@@ -109,9 +174,10 @@ class ReadmeTest(unittest.TestCase):
         self.assertEqual(query["name"], [config["name"]])
         body = json.loads(base64.b64decode(query["config"][0], validate=True).decode("utf-8"))
         self.assertEqual(dict(body, name=query["name"][0]), config)
-        # and the configuration runs this archive, serving the open folder
-        self.assertEqual(config["args"][1:], ["mcp", "--repo", "${workspaceFolder}"])
-        self.assertTrue(config["args"][0].endswith("/majordomus.pyz"))
+        # and the configuration runs the installed copy, serving the open folder
+        self.assertEqual(config["args"][-3:], ["mcp", "--repo", "${workspaceFolder}"])
+        self.assertTrue(config["args"][-4].startswith("${userHome}/"))
+        self.assertTrue(config["args"][-4].endswith("/majordomus/majordomus.pyz"))
 
 
 if __name__ == "__main__":
