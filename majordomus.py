@@ -57,6 +57,7 @@ VERSION = "0.1.0"
 
 EXIT_OK, EXIT_USAGE, EXIT_CONTRACT, EXIT_MISSING, EXIT_INTERNAL = 0, 2, 10, 12, 13
 EXIT_REFUSED_PATH = 15    # `context` only (§20.2)
+EXIT_DRIFT = 11           # `context check-sync`: a projection out of date (§33)
 
 
 class Fatal(Exception):
@@ -1948,6 +1949,7 @@ class Manifest:
     def __init__(self, tree):
         self.schema = tree["schema"]
         self.local = _ai_path(tree["local"]["path"])
+        self.repo = _ai_path(tree["repo"]["path"])     # the tracked half (§33: providers/)
         self.sections = {name: _ai_path(value) for name, value in tree["sections"].items()}
         # The file names that must carry the context contract under .ai/ (§20.1).
         self.context_documents = frozenset(
@@ -3067,6 +3069,878 @@ def context_text(value, explain):
 
 def _pad(text, width):
     return text + " " * max(0, width - len(text.encode("utf-8")))
+
+
+# §33: the rest of the later tool's `context`: list, validate, affected and check-sync. The
+# documents and problems are the index's (§20.1); this block says them in the shell tool's
+# words (its classes, subjects, messages and reproduce hints, in its order), takes a change
+# set from git as the shell tool does (each path as git prints it, quoted where git quotes
+# it), and checks each projection of the policy against its stamp: the one projection
+# check that check-sync, the brief (§29) and the hook (§30) share.
+
+def context_finding(level, subject, message, reproduce=""):
+    """One finding as the shell tool reports it (its `--json` line): level OK, INFO, WARN,
+    FAIL or DRIFT; `reproduce` is "" when there is none."""
+    return {"level": level, "category": "context", "subject": subject, "message": message,
+            "reproduce": reproduce}
+
+
+def _said(cls, subject, message, reproduce):
+    return {"class": cls, "subject": subject, "message": message, "reproduce": reproduce}
+
+
+def _c_order(text):
+    """Byte order (LC_ALL=C sort) of a text."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+# The shell tool's classes for what the index names otherwise, where its own reading of
+# the file (_shell_scan) cannot say more.
+_SHELL_CLASSES = {"invalid_context": "invalid-front-matter",
+                  "malformed_front_matter": "invalid-front-matter",
+                  "unknown_provider": "unknown-provider", "unknown_key": "unknown-key",
+                  "unsupported_version": "unsupported-schema",
+                  "missing_field": "unsupported-schema", "symlink": "refused-path"}
+_SHELL_KEY_FIRST = _LETTERS + "_"
+
+
+def _shell_key(text):
+    """A `key: value` line as the shell tool's flattener reads one
+    (`^[A-Za-z_][A-Za-z0-9_-]*:([ \\t]|$)`): (key, the value after the blanks), or None."""
+    key, colon, after = text.partition(":")
+    if not colon or not is_name(key, _SHELL_KEY_FIRST, _KEY_CHARS) or (
+            after and after[0] not in " \t"):
+        return None
+    return key, after.lstrip(" \t")
+
+
+def _shell_unquote(value):
+    """The flattener's `unq`: quotes taken off a quoted value, else a trailing comment and
+    the blanks around it."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    import re
+    comment = re.search("[ \t]+#", value)
+    return (value[:comment.start()] if comment else value).strip(" \t")
+
+
+def _shell_emit(out, path, value):
+    if len(value) >= 2 and value[0] == "[" and value[-1] == "]":
+        inner = value[1:-1].strip(" \t")
+        if not inner:
+            out.append((path, "[]"))
+            return
+        import re
+        for number, part in enumerate(re.split("[ \t]*,[ \t]*", inner)):
+            out.append(("%s.%d" % (path, number), _shell_unquote(part)))
+        return
+    out.append((path, _shell_unquote(value)))
+
+
+def _shell_flatten(lines):
+    """The shell tool's YAML flattener (mj_yaml_flatten) over `lines`: ([(key, value)] in
+    order, None), or (None, its error: the first line it cannot read)."""
+    ctx, pend, count, out = {0: ""}, {}, {}, []
+    for number, line in enumerate(lines, 1):
+        if "\t" in line:
+            return None, "tab character on line %d" % number
+        bare = line.lstrip(" ")
+        if not bare or bare[0] == "#" or (line[:3] == "---" and not line[3:].strip(" ")):
+            continue
+        indent = len(line) - len(bare)
+        if indent % 2:
+            return None, "odd indentation on line %d" % number
+        if bare[:2] == "- ":
+            if indent not in pend:
+                return None, "list item without a parent key on line %d" % number
+            parent = pend[indent]
+            at = count.get(parent, 0)
+            count[parent] = at + 1
+            item = bare[2:].strip(" ")
+            here = "%s.%d" % (parent, at)
+            pair = _shell_key(item)
+            if pair is None:
+                _shell_emit(out, here, item)
+                continue
+            for level in [level for level in ctx if level > indent + 2]:
+                del ctx[level]
+            ctx[indent + 2] = here
+            path = here + "." + pair[0]
+            if pair[1]:
+                _shell_emit(out, path, pair[1])
+            else:
+                pend[indent + 2] = pend[indent + 4] = ctx[indent + 4] = path
+            continue
+        pair = _shell_key(bare)
+        if pair is None:
+            return None, "cannot parse line %d: %s" % (number, bare)
+        if indent not in ctx:
+            return None, "unexpected indentation on line %d" % number
+        for level in [level for level in ctx if level > indent]:
+            del ctx[level]
+        for level in [level for level in pend if level >= indent]:
+            del pend[level]
+        path = ctx[indent] + "." + pair[0] if ctx[indent] else pair[0]
+        if pair[1]:
+            _shell_emit(out, path, pair[1])
+        else:
+            pend[indent] = pend[indent + 2] = ctx[indent + 2] = path
+    return out, None
+
+
+def _shell_scan(text, rel, conventions, providers, allow):
+    """What the shell tool says of one Markdown file under .ai/ (mj_ctxd_scan): its problem
+    as (class, message, reproduce), or None (a document, or no document and no problem)."""
+    base = rel.rpartition("/")[2]
+    named = base in conventions
+    head = "head -n 20 '%s'" % rel
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()                      # a final newline ends the last line
+    front, closed = [], False
+    if lines and lines[0] == "---":
+        for line in lines[1:]:
+            if line == "---":
+                closed = True
+                break
+            front.append(line)
+    if front and not closed:
+        return "invalid-front-matter", "front matter never closes (no second ---)", head
+    if not front:
+        return ("invalid-front-matter", "carries no front matter, and the manifest names %s as "
+                "a context document (context.documents)" % base,
+                "head -n 5 '%s'" % rel) if named else None
+    flat, error = _shell_flatten(front)
+    if error is not None:
+        if named or any(line.startswith("schema: context/") or line == "kind: context"
+                        for line in front):
+            return ("invalid-front-matter", "front matter does not parse: %s"
+                    % (_shell_flatten(lines)[1] or error), head)
+        return None
+    first = {}
+    for key, value in flat:
+        first.setdefault(key, value)
+    kind, schema = first.get("kind", ""), first.get("schema", "")
+    if kind != CONTEXT_KIND and schema.partition("/")[0] != CONTEXT_KIND:
+        return ("invalid-front-matter", "front matter is not the context contract (kind '%s'), "
+                "and the manifest names %s as a context document" % (kind or "absent", base),
+                head) if named else None
+    if schema != CONTEXT_SCHEMA:
+        return ("unsupported-schema", "schema '%s' is not %s (this executable reads %s)"
+                % (schema or "absent", CONTEXT_SCHEMA, CONTEXT_SCHEMA), "head -n 3 %s" % rel)
+    unknown = [key for key, _ in flat if allow is not None and not allow.allows(key)]
+    if unknown:
+        return "unknown-key", "front-matter key(s) nothing reads: " + " ".join(unknown), head
+    problem = _shell_contract(first)
+    if problem is not None:
+        return "invalid-front-matter", problem, head
+    projected = " %s " % " ".join(providers)
+    for key, value in flat:
+        field, dot, number = key.partition(".")
+        if not dot or not number.isdigit() or not number.isascii():
+            continue
+        if field == "providers" and value != "*" and " %s " % value not in projected:
+            return ("unknown-provider", "provider '%s' is not one the policy projects (have:%s)"
+                    % (value, projected), head)
+        if field == "audience" and value not in _AUDIENCES:
+            return ("invalid-front-matter", "audience '%s' is neither human nor agent" % value,
+                    head)
+    return None
+
+
+def _shell_contract(first):
+    """The contract's checks on the first value of each flattened key, in the shell tool's
+    order (check_context_contract's, on its reading): the message, or None."""
+    for field in _CONTEXT_REQUIRED:
+        if not first.get(field):
+            return "lacks " + field
+    if not first.get("providers.0"):
+        return 'lacks providers (write providers: ["*"] for every provider)'
+    if first["kind"] != CONTEXT_KIND:
+        return "kind is %s, not context" % first["kind"]
+    if not _context_id(first["id"]):
+        return "id '%s' is not a lower-case dotted identifier" % first["id"]
+    for field, allowed, refusal in _CONTEXT_CHOICES:
+        if first[field] not in allowed:
+            return "%s '%s' %s" % (field, first[field], refusal)
+    if not is_integer_text(first["order"]):
+        return "order '%s' is not an integer" % first["order"]
+    scope, composition = first["scope"], first["composition"]
+    paths, supersedes = first.get("paths.0"), first.get("supersedes.0")
+    if scope == "explicit" and not paths:
+        return "scope explicit names no paths"
+    if scope != "explicit" and paths:
+        return "paths are for scope explicit only (scope is %s)" % scope
+    if composition == "replace" and not supersedes:
+        return "composition replace names nothing in supersedes"
+    if composition != "replace" and supersedes:
+        return "supersedes is for composition replace only (composition is %s)" % composition
+    return None
+
+
+def context_problems(tree, decl):
+    """The problems of the context tree (§20.1) as the shell tool says them, in its order:
+    [{class, subject, message, reproduce}]: the symbolic links; each file that is no
+    document for a reason of its own; each id two files claim; then the checks across
+    documents, each cycle once. Made once per tree."""
+    said = tree.__dict__.get("said")
+    if said is not None:
+        return said
+    across = set(map(id, tree.cross_problems))
+    files, links = {}, {}
+    for diagnostic in tree.problems:
+        if id(diagnostic) not in across and diagnostic.code != "duplicate_identity":
+            (links if diagnostic.code == "symlink" else files).setdefault(diagnostic.path,
+                                                                         diagnostic)
+    said = [_said("refused-path", path, "is a symbolic link; the tree is read literally and "
+                  "links are not followed", "ls -l '%s'" % path)
+            for path in sorted(links, key=_c_order)]
+    kind = decl.kinds.get(CONTEXT_KIND)
+    allow = kind.allow if kind is not None else None
+    for path in sorted(files, key=_c_order):
+        found = None
+        try:
+            with open(decl.full(path), "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+            found = _shell_scan(text, path, decl.manifest.context_documents, tree.providers,
+                                allow)
+        except OSError:
+            pass
+        diagnostic = files[path]
+        said.append(_said(*((found[0], path) + found[1:])) if found else _said(
+            _SHELL_CLASSES.get(diagnostic.code, diagnostic.code.replace("_", "-")), path,
+            diagnostic.message, "head -n 20 '%s'" % path))
+    claimed = {}
+    for doc in tree._checked:
+        claimed.setdefault(doc.id, []).append(doc.path)
+    said += [_said("duplicate-id", ident, "claimed by two files: " + " ".join(claimed[ident]),
+                   "grep -rln '^id: %s$' %s" % (ident, LAYER_TREE))
+             for ident in sorted(claimed, key=_c_order) if len(claimed[ident]) > 1]
+    at = {doc.path: doc for doc in tree._checked}
+    for diagnostic in tree.cross_problems:
+        entry = _cross_said(diagnostic, at.get(diagnostic.path))
+        if entry not in said:            # a cycle is said once per id (`sort -u`)
+            said.append(entry)
+    tree.said = said
+    return said
+
+
+def _cross_said(diagnostic, doc):
+    """A check across documents (ContextTree._cross_check) in the shell tool's words."""
+    message, path = diagnostic.message, diagnostic.path
+    cls = diagnostic.code.replace("_", "-")
+    if message == "supersedes chain returns to itself":
+        return _said(cls, doc.id if doc else path, message, "majordomus context list")
+    rep = "head -n 20 '%s'" % path
+    for start, end, form in (("paths entry '", "' is not a directory in this repository",
+                              "ls -d '%s'"),
+                             ("tracks '", "', which matches no tracked file",
+                              "git ls-files -- '%s'")):
+        if message.startswith(start) and message.endswith(end):
+            rep = form % message[len(start):len(message) - len(end)]
+    if message.endswith("', which no document declares"):
+        rep = "majordomus context list"
+    elif cls == "illegal-override" or message.endswith(
+            "a document may only supersede what applies above it"):
+        rep = "majordomus context explain %s" % (doc.dir if doc else path.rpartition("/")[0])
+    return _said(cls, path, message, rep)
+
+
+def context_documents_listed(tree):
+    """Every document of the tree (those two files claim one id too), in the order
+    resolution uses: depth, order, path."""
+    return sorted(tree._checked, key=lambda doc: (doc.depth, doc.order, _c_order(doc.path)))
+
+
+def context_listing(tree, decl):
+    """§33 `context.list`: the ContextList."""
+    documents = []
+    for number, doc in enumerate(context_documents_listed(tree), 1):
+        entry = _chain_entry(tree, number, doc, None)
+        del entry["reason"]
+        documents.append(entry)
+    return {"schema": CONTEXT_SCHEMA, "tree": LAYER_TREE, "count": len(documents),
+            "documents": documents,
+            "conventions": sorted(decl.manifest.context_documents, key=_c_order),
+            "problems": context_problems(tree, decl)}
+
+
+def context_validation(tree, decl):
+    """§33 `context.validate`: the ContextValidation."""
+    problems = context_problems(tree, decl)
+    return {"schema": CONTEXT_SCHEMA, "tree": LAYER_TREE, "valid": not problems,
+            "documents": len(tree._checked), "problems": problems}
+
+
+# ---- the change set
+
+def context_change_mode(arguments):
+    """(mode, base) of an AffectedInput: `worktree` (the default), `staged`, or `base` with
+    the commit to compare with."""
+    base, staged = arguments.get("base"), arguments.get("staged", False)
+    if base is not None and staged:
+        raise InvalidInput("give base or staged, not both")
+    if base is None:
+        return ("staged" if staged else "worktree"), None
+    if not base or base[0] == "-" or not base.isprintable():
+        raise InvalidInput("base %r is not a commit in this repository" % base)
+    return "base", base
+
+
+def _git_lines(result):
+    """The lines git printed; none when it failed (as the shell tool's `2>/dev/null`)."""
+    code, out, err = result
+    if code == 127:
+        raise Refused(err)
+    return out.decode("utf-8", "replace").split("\n") if code == 0 else []
+
+
+def _name_status(lines):
+    """`git diff --name-status` lines as the shell tool reads them: (letter, path, new path
+    of a rename or copy, else "")."""
+    out = []
+    for line in lines:
+        if line:
+            fields = line.split("\t")
+            letter = fields[0][:1]
+            paired = letter in "RC" and len(fields) > 2
+            out.append((letter, fields[1] if len(fields) > 1 else "",
+                        fields[2] if paired else ""))
+    return out
+
+
+def _untracked(lines):
+    return [("A", line, "") for line in lines if line]
+
+
+def git_unquote(text):
+    """A path as git prints it (C-quoted where it holds a special character) as the path
+    itself."""
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return text
+    out, at, body = bytearray(), 0, text[1:-1]
+    escapes = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
+    while at < len(body):
+        char = body[at]
+        if char != "\\" or at + 1 == len(body):
+            out += char.encode("utf-8")
+            at += 1
+            continue
+        code = body[at + 1]
+        if code in "0123" and body[at + 1:at + 4].isdigit():
+            out.append(int(body[at + 1:at + 4], 8) & 0xFF)
+            at += 4
+            continue
+        out += bytes((escapes[code],)) if code in escapes else code.encode("utf-8")
+        at += 2
+    return out.decode("utf-8", "replace")
+
+
+def _status_changes(lines, heads=None):
+    """The change set from `git status --porcelain=v2 --branch -uall`, where it says what
+    `git diff --name-status -M HEAD` and `git ls-files --others` would (every change staged
+    alone, or a change in the work tree alone, no addition beside a deletion in the work
+    tree); None where only those two commands can say it. `heads`, a dict: each deleted
+    path's object at HEAD is put in it."""
+    out, deleted, added = [], False, False
+    for line in lines:
+        if not line:
+            continue
+        if line[0] == "#":
+            if line == "# branch.oid (initial)":
+                return None              # no HEAD: `git diff HEAD` says nothing
+            continue
+        if line[0] == "?":
+            out.append(("A", line[2:], ""))
+            continue
+        if line[0] not in "12":
+            return None                  # unmerged
+        fields = line.split(" ", 9 if line[0] == "2" else 8)
+        staged, worktree, submodule = fields[1][0], fields[1][1], fields[2]
+        if submodule != "N...":
+            return None
+        if "D" in (staged, worktree) and heads is not None and line[0] == "1":
+            heads[fields[8]] = fields[6]
+        if worktree == ".":
+            if line[0] == "2":
+                path, _, old = fields[9].partition("\t")
+                out.append((staged, old, path))
+            else:
+                out.append((staged, fields[8], ""))
+            added = added or staged in "ARC"
+        elif staged == "." and worktree in "MTD":
+            out.append((worktree, fields[8], ""))
+            deleted = deleted or worktree == "D"
+        else:
+            return None
+    return None if deleted and added else out
+
+
+def context_changes(root, mode, base=None):
+    """The change set of `context affected` (§33), as the shell tool takes it from git:
+    [(letter, path, new path or "")], each path as git prints it, in its order (`sort -t TAB
+    -k2,2`). worktree: HEAD against the work tree, and the untracked files (`A`); staged:
+    HEAD against the index; base: the commit against the work tree, and the untracked
+    files. One git process for the work tree where `git status` can say it all (§33's
+    benchmark); the shell tool's two commands, at once, otherwise. Returns (changes, the
+    commit compared with: HEAD or the base's, the untracked files as git prints them, and
+    {path: its object at HEAD} of the deleted files where git status named them)."""
+    others = ("ls-files", "--others", "--exclude-standard")
+    untracked, heads = (), {}
+    if mode == "staged":
+        changes = _name_status(_git_lines(_git(root, "diff", "--name-status", "-M",
+                                                "--cached")))
+        origin = "HEAD"
+    elif mode == "worktree":
+        origin = "HEAD"
+        status = _git(root, "status", "--porcelain=v2", "--branch", "--renames", "-uall")
+        lines = _git_lines(status)
+        changes = _status_changes(lines, heads) if status[0] == 0 else None   # an old git
+        untracked = [line[2:] for line in lines if line[:2] == "? "]
+        if changes is None:
+            diff = git_started(root, "diff", "--name-status", "-M", "HEAD")
+            listed = git_started(root, *others)
+            changes = _name_status(_git_lines(diff()))
+            untracked = [line for line in _git_lines(listed()) if line]
+            changes += _untracked(untracked)
+    else:
+        code, out, _ = _git(root, "rev-parse", "--verify", "--quiet", base + "^{commit}")
+        if code != 0 or not out.strip():
+            raise InvalidInput("base '%s' is not a commit in this repository" % base)
+        origin = out.decode("ascii", "replace").strip()
+        diff = git_started(root, "diff", "--name-status", "-M", origin)
+        listed = git_started(root, *others)
+        changes = _name_status(_git_lines(diff()))
+        untracked = [line for line in _git_lines(listed()) if line]
+        changes += _untracked(untracked)
+    changes.sort(key=lambda change: (_c_order(change[1]), _c_order("\t".join(change))))
+    return changes, origin, untracked, heads
+
+
+def _declares_contract(text):
+    """Does a file's front matter hold a `schema: context/…` or `kind: context` line?"""
+    lines = text.split("\n")
+    if lines[0] != "---":
+        return False
+    for line in lines[1:]:
+        if line == "---":
+            return False
+        if line.startswith("schema: context/") or line == "kind: context":
+            return True
+    return False
+
+
+def _loose_blob(root, name):
+    """The bytes of a blob stored loose in the repository's object store, or None (packed,
+    elsewhere, or not a blob): read without a git process."""
+    dirs = find_git_dirs(root) if name and not name.strip("0123456789abcdef") else None
+    if dirs is None:
+        return None
+    import zlib
+    try:
+        with open(os.path.join(dirs.common_dir, "objects", name[:2], name[2:]), "rb") as handle:
+            data = zlib.decompress(handle.read())
+    except (OSError, ValueError, zlib.error):
+        return None
+    head, nul, body = data.partition(b"\0")
+    return body if nul and head.startswith(b"blob ") else None
+
+
+def _contract_of_deleted(root, origin, paths, heads=None):
+    """Of the deleted Markdown files under .ai/, those whose front matter at `origin`
+    declares the contract (a `schema: context/…` or `kind: context` line): each read from
+    the object store where git status named its object and it is stored loose, the others
+    in one git process for all."""
+    found, asked = set(), []
+    for path in paths:
+        data = _loose_blob(root, (heads or {}).get(path))
+        if data is None:
+            asked.append(path)
+        elif _declares_contract(data.decode("utf-8", "replace")):
+            found.add(path)
+    paths = asked
+    if not paths:
+        return found
+    import subprocess
+    program = git_program()
+    if program is None:
+        return found
+    request = "".join("%s:%s\n" % (origin, path) for path in paths).encode("utf-8")
+    try:
+        proc = subprocess.run([program, "-c", "core.fsmonitor=false", "-C", root, "cat-file",
+                               "--batch"], input=request, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=dict(
+                                  os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C"))
+    except OSError:
+        return found
+    data, at = proc.stdout, 0
+    for path in paths:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        head = data[at:end].split(b" ")
+        at = end + 1
+        if len(head) != 3 or not head[2].isdigit():
+            continue                     # missing, or not one object
+        size = int(head[2])
+        if _declares_contract(data[at:at + size].decode("utf-8", "replace")):
+            found.add(path)
+        at += size + 1
+    return found
+
+
+_CHANGE_WORDS = {"A": "added", "M": "modified", "D": "deleted", "R": "moved", "C": "copied"}
+
+
+def _reaches(doc, directory):
+    """Does a document apply to `directory` by its own scope (mj_ctxd_reaches)?"""
+    if doc.scope == "directory":
+        return doc.dir == directory
+    if doc.scope == "subtree":
+        return path_contains(doc.dir, directory)
+    return any(path_contains(entry, directory) for entry in doc.paths)
+
+
+def context_affected(tree, decl, mode, base=None):
+    """§33 `context.affected`'s findings: (the change set's, in the shell tool's order and
+    words, the number of documents they name). A changed document and each one resolved
+    below it; a move and its ancestry; a deleted document; the manifest (every document);
+    the policy (its projections); and each document whose tracks cover a changed path
+    (WARN: review it). An unrelated change says nothing. Also returned: the Markdown files
+    under .ai/ that git does not track, which are no documents until added (§20.1)."""
+    changes, origin, untracked, heads = context_changes(decl.root, mode, base)
+    rep = {"base": "git diff --name-status -M %s" % base,
+           "staged": "git diff --name-status -M --cached"}.get(mode, "git status --porcelain")
+    manifest, policy = MANIFEST, decl.manifest.sections.get("policy")
+    docs = tree._checked
+    at = {doc.path: doc for doc in docs}
+    prefix = LAYER_TREE + "/"
+    deleted = _contract_of_deleted(decl.root, origin, [
+        old for letter, old, new in changes if letter == "D" and not new and old not in (
+            manifest, policy) and old.startswith(prefix) and old.endswith(".md")], heads)
+    findings, count = [], 0
+    for letter, old, new in changes:
+        path, word = new or old, _CHANGE_WORDS.get(letter, "changed")
+        if path == manifest:
+            findings.append(context_finding("INFO", path, "%s; the manifest names the tree and "
+                                            "its conventions, so every document is affected:%s"
+                                            % (word, "".join(" " + d.id for d in docs)),
+                                            "%s -- %s" % (rep, path)))
+            count += len(docs)
+            continue
+        if path == policy:
+            findings.append(context_finding("INFO", path, "%s; a projection rendered from the "
+                                            "previous policy is stale-projection under "
+                                            "check-sync and drift under watch" % word,
+                                            "%s -- %s" % (rep, path)))
+            continue
+        if not (path.startswith(prefix) and path.endswith(".md")):
+            continue
+        if letter == "D":
+            if old in deleted:
+                findings.append(context_finding(
+                    "INFO", old, "deleted; a document that superseded it is a broken-reference "
+                    "under validate, and its scope now inherits from above",
+                    "majordomus context validate"))
+                count += 1
+            continue
+        doc = at.get(path)
+        if doc is None:
+            continue
+        below = [other.id for other in docs if other is not doc and doc.status == "active"
+                 and _reaches(doc, other.dir)]
+        line = "%s %s; scope %s/ (%s%s)" % (word, doc.id, doc.dir, doc.scope,
+                                            ", deprecated: applied nowhere"
+                                            if doc.status == "deprecated" else "")
+        if below:
+            line += " and %d document(s) resolved below it:%s" % (
+                len(below), "".join(" " + ident for ident in below))
+        if letter == "R":
+            was = old.rpartition("/")[0] if "/" in old else "."
+            line += ("; moved from %s/, so its ancestry changed" % was if was != doc.dir
+                     else "; renamed within %s/" % doc.dir)
+            line += "; identity %s travels with the file" % doc.id
+        where = "majordomus context explain %s" % doc.dir
+        findings.append(context_finding("INFO", path, line, where))
+        count += 1 + len(below)
+        findings += [context_finding("INFO", name, "superseded by %s, which changed" % doc.id,
+                                     where) for name in doc.supersedes]
+    hits = _track_hits(decl.root, mode, origin, changes)
+    for doc in docs:
+        for spec in doc.tracks:
+            found = hits(spec)
+            if found:
+                findings.append(context_finding(
+                    "WARN", doc.id, "tracks %s (%s); confirm %s still describes it" % (
+                        spec, ", ".join(" ".join(hit.split()[:2]) for hit in found),
+                        doc.path), "%s -- %s" % (rep, spec)))
+                count += 1
+    unadded = [path for path in untracked if path.startswith(prefix) and path.endswith(".md")]
+    return findings, count, unadded
+
+
+def _track_hits(root, mode, origin, changes):
+    """spec -> the changed paths under that pathspec, as `git diff --name-status -- SPEC`
+    (and `git ls-files --others -- SPEC`) list them: sorted `letter path` lines. A rename
+    with one side under the pathspec is, there, a deletion or an addition; a pathspec git
+    must interpret itself (magic) is asked of git."""
+    paths = sorted(set(git_unquote(p) for _, old, new in changes for p in (old, new) if p))
+
+    def hits(spec):
+        if _plain_pathspec(spec) is None:
+            return _track_hits_of_git(root, mode, origin, spec)
+        under = set(pathspec_files(root, spec, paths, True))
+        found = set()
+        for letter, old, new in changes:
+            if not new:
+                if git_unquote(old) in under:
+                    found.add("%s %s" % (letter, old))
+                continue
+            was, now = git_unquote(old) in under, git_unquote(new) in under
+            if was and now:
+                found.add("%s %s" % (letter, new))
+            elif now:
+                found.add("A %s" % new)
+            elif was and letter == "R":
+                found.add("D %s" % old)
+        return sorted(found, key=_c_order)
+    return hits
+
+
+def _track_hits_of_git(root, mode, origin, spec):
+    """The shell tool's own commands for one pathspec (mj_ctxd_track_hits)."""
+    diff = ["diff", "--name-status"] + (["--cached"] if mode == "staged" else [origin])
+    lines = _git_lines(_git(root, *(diff + ["--", spec])))
+    found = set("%s %s" % (line.split("\t")[0][:1], line.split("\t")[-1])
+                for line in lines if line)
+    if mode != "staged":
+        found.update("A " + line for line in _git_lines(_git(
+            root, "ls-files", "--others", "--exclude-standard", "--", spec)) if line)
+    return sorted(found, key=_c_order)
+
+
+# ---- the projections of the policy
+
+def policy_digest(root, manifest):
+    """The policy's hash as a stamp names it (12 hex): sha256 of the policy file followed by
+    each profile (`profiles/*.yaml`, in byte order), as the shell tool's mj_policy_cat."""
+    import hashlib
+    digest = hashlib.sha256()
+    policy, profiles = manifest.sections.get("policy"), manifest.sections.get("profiles")
+    files = [native_path(root, policy)] if policy else []
+    if profiles:
+        folder = native_path(root, profiles)
+        try:
+            names = sorted((n for n in os.listdir(folder)
+                            if n.endswith(".yaml") and not n.startswith(".")), key=_c_order)
+        except OSError:
+            names = []
+        files += [os.path.join(folder, name) for name in names]
+    for full in files:
+        try:
+            if os.path.isfile(full):
+                with open(full, "rb") as handle:
+                    digest.update(handle.read())
+        except OSError:
+            pass
+    return digest.hexdigest()[:12]
+
+
+_STAMP_START = "<!-- generated by `majordomus update` from "
+_REGION_BEGIN, _REGION_END = "<!-- majordomus:begin", "<!-- majordomus:end -->"
+
+
+def _hex(text):
+    return bool(text) and not text.strip("0123456789abcdef")
+
+
+def _file_stamp(line):
+    """The (policy, content) hashes of a file-mode stamp line, or None: the shell tool's
+    MJ_STAMP_RE (`^<!-- generated by `majordomus update` from .* \\(policy [0-9a-f]+, content
+    [0-9a-f]+\\) .* -->$`), then, as its sed reads them, the last `(policy P, content C)`."""
+    if not line.startswith(_STAMP_START) or not line.endswith(" -->"):
+        return None
+    stamped, last = False, None
+    at = line.find("(policy ")
+    while at >= 0:
+        policy, comma, tail = line[at + 8:].partition(", content ")
+        content, close, _ = tail.partition(")")
+        if comma and close and _hex(policy) and _hex(content):
+            last = (policy, content)
+            after = at + 8 + len(policy) + 10 + len(content) + 1
+            stamped = stamped or (at > len(_STAMP_START) and line[at - 1] == " "
+                                  and line[after:after + 1] == " "
+                                  and line[after + 1:].endswith(" -->"))
+        at = line.find("(policy ", at + 1)
+    return last if stamped else None
+
+
+def _region_marker(line):
+    """The hashes a region's begin marker carries ([] to two), or None for another line."""
+    if not line.startswith(_REGION_BEGIN) or not line.endswith(" -->"):
+        return None
+    words = line[len(_REGION_BEGIN):-4].split(" ")
+    if words[0] != "" or len(words) > 3 or not all(_hex(w) for w in words[1:]):
+        return None
+    return words[1:]
+
+
+def _region_body(lines):
+    """The text between a region's markers (mj_region_extract): (state, body) with state
+    ok, region_absent (no begin marker) or malformed."""
+    seen = inside = closed = False
+    body = []
+    for line in lines:
+        if _region_marker(line) is not None:
+            if seen:
+                return "malformed", None
+            seen = inside = True
+        elif line == _REGION_END:
+            if not inside:
+                return "malformed", None
+            inside, closed = False, True
+        elif inside:
+            body.append(line + "\n")
+    if not seen:
+        return "region_absent", None
+    return ("ok", "".join(body)) if closed else ("malformed", None)
+
+
+def projection_check(root, manifest, policy, target=None):
+    """Each projection the policy declares (its `projections`, up to the first without a
+    target), checked against the stamp its file carries: the one check of check-sync
+    (§33), the brief's projection line (§29) and the hook (§30). `policy`: the policy's
+    metadata (a dict) or None; `target`: only the projection of that repository-relative
+    path (normalised). Returns [Projection]: {provider, target, mode, source (the policy's
+    path), template (the provider has a template at <repo>/providers/P.tmpl: check-sync
+    judges only those, as the shell tool does), state, stamp ({policy, content} or None),
+    policy (the policy's hash now), stale}. `state`: ok; stale (the content is the stamp's,
+    the policy moved on); hand_edited (the content is not the stamp's); unstamped;
+    malformed (a region without its end, or twice); absent; region_absent. `stale` is true
+    for stale, hand_edited, unstamped and malformed: the file says what the policy does
+    not."""
+    entries = policy.get("projections") if isinstance(policy, dict) else None
+    out, digest = [], None
+    for entry in entries if isinstance(entries, list) else ():
+        place = render_scalar(entry.get("target")) if isinstance(entry, dict) else None
+        if not place:
+            break
+        if target is not None and norm_rel(place) != target:
+            continue
+        if digest is None:
+            digest = policy_digest(root, manifest)
+        provider = render_scalar(entry.get("provider")) or ""
+        mode = render_scalar(entry.get("mode")) or "file"
+        out.append(_projection(root, manifest, provider, place, mode, digest))
+    return out
+
+
+def policy_metadata(decl, results):
+    """The policy's metadata (a dict) in an index's results, or None."""
+    policy = policy_object(decl, results)
+    return policy.metadata if policy is not None else None
+
+
+def projection_of(root, decl, results, path):
+    """The Projection (projection_check) whose target is `path`, repository-relative and
+    normalised (the brief's and the hook's target), or None when the policy projects
+    nothing there: `projection_of(gen.root, gen.decl, gen.index.results, target)`."""
+    found = projection_check(root, decl.manifest, policy_metadata(decl, results), path)
+    return found[0] if found else None
+
+
+def _projection(root, manifest, provider, place, mode, digest):
+    """One projection checked (mj_projection_status, the template apart)."""
+    template = os.path.isfile(native_path(root, "%s/providers/%s.tmpl"
+                                          % (manifest.repo, provider)))
+    text = _projection_text(root, place)
+    state, stamp, hashes, owned = "absent", None, None, None
+    if text is not None and mode == "region":
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        state, owned = _region_body(lines)
+        if state == "ok":
+            marker = next(m for m in map(_region_marker, lines) if m is not None)
+            hashes = tuple(marker) if len(marker) == 2 else None
+    elif text is not None:
+        line, _, owned = text.partition("\n")
+        state, hashes = "ok", _file_stamp(line)
+    if state == "ok" and hashes is None:
+        state = "unstamped"
+    elif state == "ok":
+        import hashlib
+        stamp = {"policy": hashes[0], "content": hashes[1]}
+        mine = hashlib.sha256(owned.encode("utf-8", "surrogateescape")).hexdigest()
+        state = ("hand_edited" if mine[:16] != hashes[1][:16] else
+                 "ok" if hashes[0] == digest else "stale")
+    return {"provider": provider, "target": place, "mode": mode,
+            "source": manifest.sections.get("policy", ""), "template": template,
+            "state": state, "stamp": stamp, "policy": digest,
+            "stale": state in ("stale", "hand_edited", "unstamped", "malformed")}
+
+
+def _projection_text(root, place):
+    """The text of a projection's file (bytes kept: surrogateescape), or None when it is
+    absent, not a file, or lies outside the repository (also through a link)."""
+    relative = norm_rel(place)
+    full = native_path(root, relative) if relative else None
+    if full is None or not os.path.isfile(full):
+        return None
+    if not os.path.realpath(full).startswith(os.path.join(os.path.realpath(root), "")):
+        return None
+    try:
+        with open(full, "rb") as handle:
+            return handle.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+
+
+def projection_findings(projections):
+    """check-sync's finding of each projection (the shell tool's words): (findings, any
+    drift)."""
+    findings, drift = [], False
+    for p in projections:
+        provider, state = p["provider"], p["state"] if p["template"] else "no_template"
+        if state in ("no_template", "absent", "region_absent"):
+            findings.append(context_finding("INFO", p["target"], "projection for %s is %s "
+                                            "(majordomus doctor reports it; majordomus update "
+                                            "writes it)" % (provider, state), "majordomus update"))
+        elif state == "ok":
+            findings.append(context_finding("OK", p["target"], "projection for %s matches its "
+                                            "stamp and the policy as it is" % provider))
+        elif state == "stale":
+            findings.append(context_finding("DRIFT", p["target"], "stale-projection: rendered "
+                                            "from policy %s, and the policy is now %s" % (
+                                                p["stamp"]["policy"], p["policy"]),
+                                            "majordomus update --dry-run"))
+        else:
+            findings.append(context_finding("DRIFT", p["target"], "stale-projection: %s; the "
+                                            "projection for %s no longer matches its stamp"
+                                            % (state, provider),
+                                            "majordomus update --diff %s" % p["target"]))
+        drift = drift or findings[-1]["level"] == "DRIFT"
+    return findings, drift
+
+
+def context_sync(tree, decl, policy, mode, base=None):
+    """§33 `context.sync` (check-sync): the tree validated, then each projection against
+    its stamp, then what the change set affects: the ContextSync."""
+    affected, count, _ = context_affected(tree, decl, mode, base)
+    problems = context_problems(tree, decl)
+    findings = context_failures(problems) or [
+        context_finding("OK", LAYER_TREE + "/", "%d document(s) validate" % len(tree._checked))]
+    projections = projection_check(decl.root, decl.manifest, policy)
+    said, drift = projection_findings(projections)
+    return {"status": "invalid" if problems else "drift" if drift else "in_sync",
+            "documents": len(tree._checked), "projections": len(projections),
+            "affected": count, "findings": findings + said + affected}
+
+
+def context_failures(problems):
+    """The FAIL finding of each problem of the tree (`CLASS: MESSAGE`)."""
+    return [context_finding("FAIL", p["subject"], "%s: %s" % (p["class"], p["message"]),
+                            p["reproduce"]) for p in problems]
 
 
 def scope_path(root, given):
@@ -4617,6 +5491,28 @@ _CONTEXT_DOC = _object_schema(
      "title", "providers", "audience", "supersedes", "tracks", "paths", "sha256", "reason"))
 _CONTEXT_LEFT_OUT = _object_schema({"id": _STR, "uri": _STR, "path": _STR, "reason": _STR},
                                    ("id", "uri", "path", "reason"))
+# §33: what list, validate, affected and check-sync answer.
+# A listed document has a chain document's fields but `reason` (the README lists them;
+# its schema is kept short: §16's first page of capabilities holds these four).
+_CONTEXT_LISTED = {"type": "object", "required": ["index", "id", "path", "scope",
+                                                  "composition", "providers", "status"]}
+_CONTEXT_PROBLEM = _object_schema({"class": _STR, "subject": _STR, "message": _STR,
+                                   "reproduce": _STR},
+                                  ("class", "subject", "message", "reproduce"))
+_CONTEXT_FINDING = _object_schema(
+    {"level": {"type": "string", "enum": ["OK", "INFO", "WARN", "FAIL", "DRIFT"]},
+     "category": _STR, "subject": _STR, "message": _STR, "reproduce": _STR},
+    ("level", "category", "subject", "message", "reproduce"))
+_PROJECTION = _object_schema(
+    {"provider": _STR, "target": _STR, "mode": _STR,
+     "source": dict(_STR, description="edit this, not the target"), "template": _BOOL,
+     "state": {"type": "string", "enum": ["ok", "stale", "hand_edited", "unstamped",
+                                          "malformed", "absent", "region_absent"]},
+     "stamp": {"anyOf": [_object_schema({"policy": _STR, "content": _STR},
+                                        ("policy", "content")), {"type": "null"}]},
+     "policy": _STR, "stale": _BOOL},
+    ("provider", "target", "mode", "source", "template", "state", "stamp", "policy", "stale"))
+_CHANGE_MODE = {"type": "string", "enum": ["worktree", "staged", "base"]}
 _PEER = _object_schema(
     {"id": _STR, "client": dict(_STR, description="the name its client gave"),
      "transport": {"type": "string", "enum": ["stdio", "bridge", "http"]},
@@ -4680,6 +5576,32 @@ TYPES = {
         "excluded": {"type": "array", "items": _CONTEXT_LEFT_OUT}},
         ("schema", "target", "directory", "provider", "audience", "fingerprint", "documents",
          "excluded")),
+    "ContextList": _object_schema({
+        "schema": _STR, "tree": _STR, "count": _INT,
+        "documents": {"type": "array", "items": _CONTEXT_LISTED}, "conventions": _STRINGS,
+        "problems": {"type": "array", "items": _CONTEXT_PROBLEM}},
+        ("schema", "tree", "count", "documents", "conventions", "problems")),
+    "ContextValidation": _object_schema({
+        "schema": _STR, "tree": _STR, "valid": _BOOL, "documents": _INT,
+        "problems": {"type": "array", "items": _CONTEXT_PROBLEM}},
+        ("schema", "tree", "valid", "documents", "problems")),
+    "AffectedInput": _object_schema({
+        "base": dict(_STR, description="a commit to compare the work tree with, not HEAD"),
+        "staged": dict(_BOOL, description="only what is staged")},
+        closed=True),
+    "ContextAffected": _object_schema({
+        "mode": _CHANGE_MODE, "base": _STR_OR_NULL, "valid": _BOOL,
+        "documents": _INT, "affected": _INT,
+        "findings": {"type": "array", "items": _CONTEXT_FINDING},
+        "untracked": dict(_STRINGS, description="not documents until git add"),
+        "projections": {"type": "array", "items": _PROJECTION}},
+        ("mode", "base", "valid", "documents", "affected", "findings", "untracked",
+         "projections")),
+    "ContextSync": _object_schema({
+        "status": {"type": "string", "enum": ["in_sync", "invalid", "drift"]},
+        "documents": _INT, "projections": _INT, "affected": _INT,
+        "findings": {"type": "array", "items": _CONTEXT_FINDING}},
+        ("status", "documents", "projections", "affected", "findings")),
     "AnnounceInput": _object_schema({
         "intent": dict(_STR, maxLength=500, description="what you are about to do, in plain "
                        "words"),
@@ -4812,6 +5734,25 @@ BUILTINS = (
      "the reason. Refused while the context tree does not validate.",
      "ContextInput", "ContextResolution", "majordomus_context", None, "/api/v1/context",
      ["context", "resolve"], 64),
+    # §33: the rest of the later tool's `context`; one MCP tool, majordomus_affected.
+    ("context.list", "Every context document",
+     "Returns every context document, in resolution's order, and the tree's problems.",
+     "Empty", "ContextList", None, None, "/api/v1/context/list", ["context", "list"], 1),
+    ("context.validate", "Does the context tree hold its contract",
+     "Returns whether the context tree holds its contract, with every problem named.",
+     "Empty", "ContextValidation", None, None, "/api/v1/context/validate",
+     ["context", "validate"], 1),
+    ("context.affected", "What to update before you commit",
+     "Call this before you commit: the context documents your changes touch, and each "
+     "generated file (AGENTS.md, CLAUDE.md) against its stamp: a stale one is regenerated "
+     "from its source, never edited.",
+     "AffectedInput", "ContextAffected", "majordomus_affected", None,
+     "/api/v1/context/affected", ["context", "affected"], 0),
+    ("context.sync", "Are the tree and its projections in sync",
+     "Returns the tree validated, each projection against its stamp, then what the change "
+     "set affects: in_sync, invalid or drift.",
+     "AffectedInput", "ContextSync", None, None, "/api/v1/context/sync",
+     ["context", "check-sync"], 0),
     ("peers.list", "Who else works here",
      "Returns the sessions sharing this repository's server (every MCP client on this "
      "checkout), each with its client's name, transport, since when, what it announced it "
@@ -4860,9 +5801,10 @@ def builtin_descriptors():
         (cap_id, title, description, input_type, output_type, tool, resource, http, cli,
          cache) = entry[:10]
         kind = entry[10] if len(entry) > 10 else "query"
-        exposure = {"mcp": {"tool": tool}}
+        exposure = {"mcp": {"tool": tool}} if tool else {}
         if resource:
-            exposure["mcp"]["resource"] = {"uri": resource[0], "name": resource[1]}
+            exposure.setdefault("mcp", {})["resource"] = {"uri": resource[0],
+                                                          "name": resource[1]}
         if http:
             exposure["http"] = {"method": KIND_METHODS[kind], "path": http}
         if cli:
@@ -5524,12 +6466,44 @@ class Resolved:
         return out
 
 
+def handle_context_list(gen, arguments):
+    """§33: every context document, in resolution's order, and the tree's problems."""
+    return context_listing(gen.index.context, gen.decl)
+
+
+def handle_context_validate(gen, arguments):
+    """§33: the tree against its contract, the problems in the shell tool's words."""
+    return context_validation(gen.index.context, gen.decl)
+
+
+def handle_context_affected(gen, arguments):
+    """§33: what the change set touches, and the projections' state."""
+    tree, decl = gen.index.context, gen.decl
+    mode, base = context_change_mode(arguments)
+    findings, count, untracked = context_affected(tree, decl, mode, base)
+    problems = context_problems(tree, decl)
+    return {"mode": mode, "base": base, "valid": not problems,
+            "documents": len(tree._checked), "affected": count,
+            "findings": context_failures(problems) + findings, "untracked": untracked,
+            "projections": projection_check(gen.root, decl.manifest,
+                                            policy_metadata(decl, gen.index.results))}
+
+
+def handle_context_sync(gen, arguments):
+    """§33 check-sync: validate, the projections against their stamps, then affected."""
+    mode, base = context_change_mode(arguments)
+    return context_sync(gen.index.context, gen.decl,
+                        policy_metadata(gen.decl, gen.index.results), mode, base)
+
+
 HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "objects.get": handle_get, "objects.search": handle_search,
             "capabilities.list": handle_capabilities, "capabilities.describe": handle_describe,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
             "context.resolve": resolve_context, "context.brief": brief,
-            "peers.list": handle_peers, "peers.announce": handle_announce}
+            "peers.list": handle_peers, "peers.announce": handle_announce,
+            "context.list": handle_context_list, "context.validate": handle_context_validate,
+            "context.affected": handle_context_affected, "context.sync": handle_context_sync}
 # The handlers that are told who asks (§27): the peers, and objects.get, which reads
 # majordomus://peers for its caller as resources/read does.
 CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
@@ -10135,6 +11109,75 @@ def capability_text(descriptor):
     return "".join("%-12s %s\n" % row for row in rows)
 
 
+# §33: `context list | validate | affected | check-sync`, the later shell tool's text byte
+# for byte (its findings' `%-4s %-11s SUBJECT — MESSAGE  [reproduce: …]`, columns padded by
+# bytes as its printf pads them), and its exit codes.
+
+def finding_line(finding):
+    line = "%s %s %s \u2014 %s" % (_pad(finding["level"], 4), _pad(finding["category"], 11),
+                                   finding["subject"], finding["message"])
+    return line + ("  [reproduce: %s]\n" % finding["reproduce"] if finding["reproduce"]
+                   else "\n")
+
+
+def problem_lines(problems):
+    """FAIL lines, one a problem of the context tree."""
+    return "".join(map(finding_line, context_failures(problems)))
+
+
+def context_list_text(value):
+    lines = ["%s %s %s %s %s %s\n" % (_pad(d["id"], 28), _pad(d["path"], 44), _pad(d["scope"], 9),
+                                      _pad(d["composition"], 7), _pad(",".join(d["providers"]), 14),
+                                      d["status"]) for d in value["documents"]]
+    if not value["documents"]:
+        lines.append("no context document under %s/ (a Markdown file with front matter schema: "
+                     "%s, kind: context)\n" % (value["tree"], value["schema"]))
+    if not value["conventions"]:
+        lines.append("the manifest names no file convention (context.documents); only the "
+                     "contract identifies a document\n")
+    if value["problems"]:
+        lines.append(problem_lines(value["problems"]))
+        lines.append("context list: %d problem(s); run: majordomus context validate\n"
+                     % len(value["problems"]))
+    return "".join(lines)
+
+
+def context_validate_text(value):
+    if value["problems"]:
+        return problem_lines(value["problems"]) + (
+            "context validate: %d problem(s) in %d document(s)\n"
+            % (len(value["problems"]), value["documents"]))
+    return finding_line(context_finding(
+        "OK", value["tree"] + "/", "%d document(s) carry the contract; ids unique, references "
+        "resolve, no final document superseded, no cycle" % value["documents"])) + (
+        "context validate: 0 problem(s) in %d document(s)\n" % value["documents"])
+
+
+def context_affected_text(value):
+    return "".join(map(finding_line, value["findings"]))
+
+
+def context_sync_text(value):
+    status = value["status"]
+    summary = {"invalid": "the tree does not validate", "drift": "drift found"}.get(
+        status, "in sync (%d document(s), %d projection(s), %d affected)" % (
+            value["documents"], value["projections"], value["affected"]))
+    return "".join(map(finding_line, value["findings"])) + "context check-sync: %s\n" % summary
+
+
+def context_exit(command, value):
+    """The exit code of `context list | validate | affected | check-sync` (§33)."""
+    if command == "context check-sync":
+        return {"invalid": EXIT_CONTRACT, "drift": EXIT_DRIFT}.get(value["status"], EXIT_OK)
+    valid = value.get("valid", command == "context list" or not value.get("problems"))
+    return EXIT_OK if valid else EXIT_CONTRACT
+
+
+CONTEXT_TEXTS = {"context list": context_list_text, "context validate": context_validate_text,
+                 "context affected": context_affected_text,
+                 "context check-sync": context_sync_text}
+
+
 def write_stdout(text):
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
@@ -11272,6 +12315,34 @@ COMMANDS = {
         "about": "the same, with why each document applies and every candidate left out",
         "values": REPO_OPTIONS + ("--provider", "--audience"), "flags": ("--strict",),
         "positionals": ("PATH",), "formats": ("text",)},
+    "context list": {
+        "usage": "majordomus context list [--repo PATH] [--discovery vcs|filesystem] [--strict] "
+                 "[--format text|json]",
+        "about": "every context document (id, path, scope, composition, providers, status)",
+        "values": REPO_OPTIONS + ("--format",), "flags": ("--strict",), "positionals": (),
+        "formats": ("text", "json")},
+    "context validate": {
+        "usage": "majordomus context validate [--repo PATH] [--discovery vcs|filesystem] "
+                 "[--strict] [--format text|json]",
+        "about": "the context tree against its contract; exit 10 on any problem",
+        "values": REPO_OPTIONS + ("--format",), "flags": ("--strict",), "positionals": (),
+        "formats": ("text", "json")},
+    "context affected": {
+        "usage": "majordomus context affected [--base REF | --staged] [--repo PATH] "
+                 "[--discovery vcs|filesystem] [--strict] [--format text|json]",
+        "about": "which context documents a change set touches (the work tree against HEAD, "
+                 "--staged, or --base REF)",
+        "values": REPO_OPTIONS + ("--base", "--format"),
+        "flags": ("--strict", "--staged", "--worktree"), "positionals": (),
+        "formats": ("text", "json")},
+    "context check-sync": {
+        "usage": "majordomus context check-sync [--base REF | --staged] [--repo PATH] "
+                 "[--discovery vcs|filesystem] [--strict] [--format text|json]",
+        "about": "validate, then each projection against its stamp, then affected; exit 10 "
+                 "(invalid), 11 (a projection out of date) or 0",
+        "values": REPO_OPTIONS + ("--base", "--format"),
+        "flags": ("--strict", "--staged", "--worktree"), "positionals": (),
+        "formats": ("text", "json")},
     "prompt": {"usage": "majordomus prompt NAME [--repo PATH] [--discovery vcs|filesystem] "
                         "[--strict] [--arg NAME=VALUE]... [--format text|json]",
                "about": "print one of the layer's prompts with its placeholders filled in",
@@ -11293,8 +12364,8 @@ def top_help():
               "  --strict                    refuse to run when the index carries an error",
               "", "Options:", "  -h, --help     print help (also after a command)",
               "  --version      print the version", "",
-              "Exit codes: 0 ok, 2 usage, 10 contract unmet, 12 missing, 13 internal,"
-              " 15 a refused path (context, brief).",
+              "Exit codes: 0 ok, 2 usage, 10 contract unmet, 11 drift (context check-sync),"
+              " 12 missing, 13 internal, 15 a refused path (context, brief).",
               "Logs go to stderr; MAJORDOMUS_LOG=off|error|warn|info|debug|trace."]
     return "\n".join(lines) + "\n"
 
@@ -11524,6 +12595,19 @@ def run_command(options):
             arguments["budget_lines"] = options.get("--budget-lines")
         value = execute_cli(gen, words, arguments)
         text_form = brief_text
+    elif command in CONTEXT_TEXTS:     # §33
+        arguments = {}
+        if options.get("--base") is not None:
+            arguments["base"] = options.get("--base")
+        if "--staged" in options.flags:
+            arguments["staged"] = True
+        if len(arguments) > 1 or "--worktree" in options.flags and arguments:
+            raise UsageError("give one of --base REF, --staged and --worktree",
+                             COMMANDS[command]["usage"])
+        value = execute_cli(gen, words, arguments)
+        write_stdout(CONTEXT_TEXTS[command](value) if options.get("--format", "text") == "text"
+                     else _pretty(value))
+        return context_exit(command, value)
     elif command.startswith("context "):
         if not options.positionals[0]:
             raise UsageError("which path? (an empty PATH names nothing)",

@@ -2128,6 +2128,111 @@ print(json.dumps({"objects": len(objects), "content": content, "indexed": indexe
 """
 
 
+# --------------------------------------------------------------------------- §33 rows
+# `context affected` and `check-sync` (SPEC §33), in one function of their own: a copy of
+# real-latest with a change set of 20 files, the capabilities executed in-process (the
+# module from the archive) beside `git diff --name-status` run the same way, interleaved.
+
+CONTEXT_SYNC = r"""
+import sys, time, json, statistics
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+repo, reps = sys.argv[2], int(sys.argv[3])
+gen = m.first_generation(repo, "vcs", m.Counters())[0]
+def clock(f):
+    t0 = time.perf_counter_ns()
+    value = f()
+    return (time.perf_counter_ns() - t0) / 1e9, value
+first_sync, sync = clock(lambda: gen.execute("context.sync", {}))
+first_affected, affected = clock(lambda: gen.execute("context.affected", {}))
+times = {"diff": [], "diff_m_head": [], "affected": [], "sync": []}
+for _ in range(reps):
+    times["diff"].append(clock(lambda: m._git(repo, "diff", "--name-status"))[0])
+    times["affected"].append(clock(lambda: gen.execute("context.affected", {}))[0])
+    times["diff_m_head"].append(clock(lambda: m._git(repo, "diff", "--name-status", "-M",
+                                                     "HEAD"))[0])
+    times["sync"].append(clock(lambda: gen.execute("context.sync", {}))[0])
+changes = m.context_changes(repo, "worktree")[0]
+print(json.dumps({"first_sync": first_sync, "first_affected": first_affected,
+                  "p50": {k: statistics.median(v) for k, v in times.items()},
+                  "changes": len(changes), "findings": len(affected["findings"]),
+                  "affected": affected["affected"], "status": sync["status"],
+                  "fast": m._status_changes(m._git_lines(m._git(
+                      repo, "status", "--porcelain=v2", "--branch", "--renames",
+                      "-uall"))) is not None}))
+"""
+
+
+def context_sync_repo(tmp):
+    """real-latest with its stand-ins, two provider templates committed, then a change set
+    of 20 files: documents modified, moved, added and deleted; the manifest and the policy;
+    a projection edited; tracked stand-ins; untracked files. None without the fixture."""
+    real = make_real_latest(os.path.join(tmp, "sync"))
+    if real is None:
+        return None
+    for name in ("agents", "claude-code"):
+        with open(_mkdirs_for(os.path.join(real, ".ai", "repo", "providers", name + ".tmpl")),
+                  "w") as f:
+            f.write("# %s\n" % name)
+    git(real, "add", "-A")
+    git(real, "commit", "-q", "--no-gpg-sign", "-m", "templates")
+    appended = [".ai/repo/rules/README.md", ".ai/repo/skills/README.md",
+                ".ai/repo/knowledge/curated/README.md", ".ai/manifest.yaml",
+                ".ai/repo/policy.yaml", "AGENTS.md", "docs/SHELL.md", "lib/rules.sh",
+                "lib/prompt.sh", "lib/doctrine.sh", "lib/check.sh", "share/allow/prompt.txt",
+                "docs/claims/adr-propose.md"]
+    for rel in appended:
+        with open(os.path.join(real, rel), "a") as f:
+            f.write("\n# changed for the benchmark\n")
+    git(real, "mv", ".ai/repo/prompts/README.md", ".ai/repo/prompts/guide.md")
+    git(real, "mv", ".ai/repo/workflows/README.md", ".ai/repo/knowledge/curated/flows.md")
+    git(real, "rm", "-q", ".ai/repo/applications/README.md")
+    for rel, text in ((".ai/repo/rules/project/notes.md", "---\nschema: context/v1\nid: "
+                       "ai.repo.rules.project.notes\nkind: context\ntitle: Notes\ndescription: "
+                       "Notes.\nstatus: active\nscope: subtree\nproviders: [\"*\"]\n"
+                       "composition: extend\norder: 100\n---\n# Notes\n"),
+                      ("docs/new-page.md", "# new\n"), ("lib/new.sh", "echo new\n"),
+                      ("share/new.txt", "new\n")):
+        _mkdirs_for(os.path.join(real, rel))
+        with open(os.path.join(real, rel), "w") as f:
+            f.write(text)
+    git(real, "add", ".ai/repo/rules/project/notes.md", "docs/new-page.md")
+    return real
+
+
+def _mkdirs_for(path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def section_context_sync(table, tmp, reps):
+    """§33: `context affected` on real-latest with a 20-file change set, p50 <= 1.2x `git
+    diff --name-status` alone; `check-sync` p50 after the first <= 5 ms."""
+    table.section("context affected and check-sync (SPEC §33): in-process, real-latest")
+    affected_name = "context affected, 20-file change set, p50 vs git diff --name-status"
+    sync_name = "context check-sync, p50 after the first"
+    progress("context affected and check-sync on real-latest")
+    try:
+        repo = context_sync_repo(tmp)
+        if repo is None:
+            raise NotAvailable("no fixture at %s" % REAL_LATEST)
+        r = inprocess(CONTEXT_SYNC, repo, reps)
+    except (NotAvailable, RuntimeError, OSError) as e:
+        table.na(affected_name, str(e), "<= 1.2x")
+        table.na(sync_name, str(e), "<= 5 ms")
+        return
+    p = r["p50"]
+    ratio = p["affected"] / p["diff"]
+    table.row(affected_name, "%s vs %s (%.2fx; -M HEAD alone %s; %d changes, %d findings, "
+              "%s)" % (fmt_ms(p["affected"]), fmt_ms(p["diff"]), ratio,
+                       fmt_ms(p["diff_m_head"]), r["changes"], r["findings"],
+                       "one git status" if r["fast"] else "two git commands"),
+              "<= 1.2x", ratio <= 1.2)
+    table.row(sync_name, "%s (first %s; %s; n=%d)" % (fmt_ms(p["sync"]),
+                                                      fmt_ms(r["first_sync"]), r["status"], reps),
+              "<= 5 ms", p["sync"] <= 0.005)
+
+
 def inprocess(script, *args):
     """Run an in-process script (python3 -c, module from the archive): its JSON line."""
     p = subprocess.run([PYTHON, "-c", script, PYZ] + [str(a) for a in args],
@@ -3023,7 +3128,7 @@ def repo_facts(repo, label):
 
 
 SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "pages", "mcp",
-            "paging", "http", "fuzz", "shared", "live")
+            "paging", "http", "fuzz", "shared", "sync", "live")
 
 
 def section_fuzz(table, seconds):
@@ -3172,6 +3277,8 @@ def main(argv=None):
                 section_fuzz(table, 3 if args.quick else 10)
             if "shared" in wanted:
                 section_shared(table, skel, real, big, huge, runs, reps)
+            if "sync" in wanted:
+                section_context_sync(table, tmp, reps)
             # last: these sections edit and stage files in the scratch repositories
             if "live" in wanted:
                 section_live(table, skel, "skeleton", reps, False, args.quick)

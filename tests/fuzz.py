@@ -206,10 +206,11 @@ VALUES = st.recursive(LEAVES, lambda c: st.lists(c, max_size=3) | st.dictionarie
     st.text(max_size=6), c, max_size=3), max_leaves=8)
 TOOLS = ["majordomus_get", "majordomus_list", "majordomus_search", "majordomus_capabilities",
          "majordomus_capability", "majordomus_context", "majordomus_prompt",
-         "majordomus_perf", "majordomus_repository", "majordomus_brief", "nope"]
+         "majordomus_perf", "majordomus_repository", "majordomus_brief",
+         "majordomus_affected", "nope"]
 ARGUMENT_NAMES = ["uri", "query", "limit", "cursor", "kind", "offset", "name", "arguments",
                   "path", "mode", "id", "tag", "exposure", "provider", "audience", "intent",
-                  "budget_lines", "x"]
+                  "budget_lines", "base", "staged", "x"]
 URIS = st.sampled_from(["majordomus://repository", "majordomus://rule/project.alpha@1",
                         "majordomus://note/plain", "majordomus://x/y", ""]) | st.text(max_size=8)
 META = st.fixed_dictionaries({}, optional={

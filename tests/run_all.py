@@ -20,8 +20,9 @@
      shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus when it is there);
   7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
      plain clone's archive, answer the test layer byte for byte alike and pass the cases;
-  8. the differential test of context resolution against the later shell tool
-     (tests/context_differential.py);
+  8. the differential tests of context against the later shell tool: resolution
+     (tests/context_differential.py) and list, validate, affected, check-sync
+     (tests/context_sync_differential.py), each once;
   and in the unit suites' pool, first:
   9. HEAD cloned into an empty temporary folder with no reference data beside it
      (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run there under
@@ -328,7 +329,7 @@ MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30,
                   "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
                   "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
                   "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8,
-                  "test_shared": 12}
+                  "test_shared": 12, "test_context_sync": 6}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
@@ -418,6 +419,7 @@ def extras(tally, venv_ready):
     lines += run_cases(tally, sys.executable)
     lines.append(autocrlf_checkout(tally))
     lines += run_context_oracle(tally)
+    lines += run_context_oracle(tally, "context_sync_differential.py", "context sync oracle")
     return lines
 
 
@@ -502,23 +504,24 @@ def plain_clone(tally):
     return lines, seconds
 
 
-def run_context_oracle(tally):
-    """tests/context_differential.py (§20.3): its lines; its agree and disagree counts."""
+def run_context_oracle(tally, script="context_differential.py", label="context oracle"):
+    """A differential test against the later shell tool: tests/context_differential.py
+    (§20.3), or `script` printing its last line the same way under `label`
+    (tests/context_sync_differential.py, §33): its lines; its agree and disagree counts."""
     try:
-        proc = subprocess.run([sys.executable,
-                               os.path.join(ROOT, "tests", "context_differential.py")],
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", script)],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               timeout=900)
         output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
     except subprocess.TimeoutExpired:
-        output = ["context oracle: timed out after 900 s"]
+        output = ["%s: timed out after 900 s" % label]
     last = output[-1] if output else ""
-    skipped = re.match(r"context oracle: skipped \((.*)\)\Z", last)
+    skipped = re.match(re.escape(label) + r": skipped \((.*)\)\Z", last)
     if skipped:                 # no reference data here: one skipped check, said as such
         tally.add(0, 0, 1)
-        return ["context oracle: " + skip_lines({skipped.group(1): 1})[0]]
-    counts = re.match(r"context oracle: \d+ answers \(.*\): (\d+) agree, (\d+) disagree \(",
-                      last)
+        return ["%s: %s" % (label, skip_lines({skipped.group(1): 1})[0])]
+    counts = re.match(re.escape(label) + r": \d+ answers \(.*\): (\d+) agree, (\d+) "
+                      r"disagree \(", last)
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
     tally.add(passed, failed)
     return output

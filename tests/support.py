@@ -79,14 +79,17 @@ SKELETON_URIS = [
 ]
 
 # The MCP tools, in tools/list order (capability-id order, §9.3): one per builtin capability.
-TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_brief",
-         "majordomus_context", "majordomus_get", "majordomus_list", "majordomus_search",
+TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_affected",
+         "majordomus_brief", "majordomus_context", "majordomus_get", "majordomus_list", "majordomus_search",
          "majordomus_announce", "majordomus_peers", "majordomus_perf", "majordomus_prompt",
          "majordomus_repository"]
 # The resources of the builtin queries, first in resources/list (§9.3, §27), in that order.
 QUERY_URIS = ["majordomus://peers", "majordomus://repository"]
-# Builtin capabilities (§7.2, §20, §26, §27): every one has an MCP tool; one is a command.
-BUILTINS = len(TOOLS)
+# Builtin capabilities (§7.2, §20, §26, §27, §33): each has an MCP tool but three of §33's
+# (context.list, context.validate and context.sync: majordomus_affected is their tool); one
+# is a command.
+WITHOUT_TOOL = ["context.list", "context.sync", "context.validate"]
+BUILTINS = len(TOOLS) + len(WITHOUT_TOOL)
 
 
 def without_peers(instructions):

@@ -29,6 +29,18 @@ BUILTINS = {
     "context.brief": ("Brief me before I work on a path", "majordomus_brief", None,
                       "/api/v1/brief", ["brief"], "BriefInput", "Brief",
                       {"policy": "process", "max_entries": 64}),
+    "context.affected": ("What to update before you commit", "majordomus_affected", None,
+                         "/api/v1/context/affected", ["context", "affected"], "AffectedInput",
+                         "ContextAffected", {"policy": "disabled"}),
+    "context.list": ("Every context document", None, None, "/api/v1/context/list",
+                     ["context", "list"], "Empty", "ContextList",
+                     {"policy": "process", "max_entries": 1}),
+    "context.sync": ("Are the tree and its projections in sync", None, None,
+                     "/api/v1/context/sync", ["context", "check-sync"], "AffectedInput",
+                     "ContextSync", {"policy": "disabled"}),
+    "context.validate": ("Does the context tree hold its contract", None, None,
+                         "/api/v1/context/validate", ["context", "validate"], "Empty",
+                         "ContextValidation", {"policy": "process", "max_entries": 1}),
     "context.resolve": ("What governs a path", "majordomus_context", None, "/api/v1/context",
                         ["context", "resolve"], "ContextInput", "ContextResolution",
                         {"policy": "process", "max_entries": 64}),
@@ -77,8 +89,8 @@ DECLARATIVES = [
 COMMANDS = {"peers.announce"}      # §27: the one command (POST, not read-only)
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 21 (12 builtin, 9 declarative); mcp tools 12, mcp resources 11, "
-                "http routes 12, cli commands 8")
+SUMMARY_LINE = ("capabilities: 25 (16 builtin, 9 declarative); mcp tools 13, mcp resources 11, "
+                "http routes 16, cli commands 12")
 
 
 def kind_of(cid):
@@ -97,11 +109,11 @@ def expected_exposure(cid):
     """The exposure object the registry must carry for a skeleton capability."""
     if cid in BUILTINS:
         _, tool, resource, http, cli, _, _, _ = BUILTINS[cid]
-        mcp = {"tool": tool}
+        mcp = {"tool": tool} if tool else {}
         if resource:
             mcp["resource"] = resource
-        exp = {"mcp": mcp, "http": {"method": "POST" if cid in COMMANDS else "GET",
-                                    "path": http}}
+        exp = {"mcp": mcp} if mcp else {}
+        exp["http"] = {"method": "POST" if cid in COMMANDS else "GET", "path": http}
         if cli:
             exp["cli"] = {"path": cli}
         return exp
@@ -117,13 +129,13 @@ def expected_exposure(cid):
 
 def list_line(cid, kind, stability):
     exp = expected_exposure(cid)
-    parts = []
-    if "tool" in exp["mcp"]:
-        parts.append("tool:" + exp["mcp"]["tool"])
-    if "resource" in exp["mcp"]:
-        parts.append("resource:" + exp["mcp"]["resource"]["uri"])
-    if "prompt" in exp["mcp"]:
-        parts.append("prompt:" + exp["mcp"]["prompt"]["name"])
+    parts, mcp = [], exp.get("mcp", {})
+    if "tool" in mcp:
+        parts.append("tool:" + mcp["tool"])
+    if "resource" in mcp:
+        parts.append("resource:" + mcp["resource"]["uri"])
+    if "prompt" in mcp:
+        parts.append("prompt:" + mcp["prompt"]["name"])
     mcp = ",".join(parts) or "-"
     http = "%s %s" % (exp["http"]["method"], exp["http"]["path"]) if "http" in exp else "-"
     cli = " ".join(exp["cli"]["path"]) if "cli" in exp else "-"
@@ -258,7 +270,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (21, 21))
+                self.assertEqual((data["count"], data["total"]), (25, 25))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -266,10 +278,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (21, 12, 9, 12, 11, 12, 8))
+                     summary["cli_commands"]), (25, 16, 9, 13, 11, 16, 12))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"command": 1, "query": 11, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 21)
+                                 {"command": 1, "query": 15, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 25)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -284,7 +296,8 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
             (["--kind", "command"], sorted(COMMANDS)),
             (["--exposure", "cli"], WITH_CLI),
             (["--exposure", "http"], sorted(BUILTINS)),
-            (["--exposure", "mcp"], ALL_IDS),
+            (["--exposure", "mcp"], [i for i in ALL_IDS if i not in BUILTINS
+                                     or BUILTINS[i][1] or BUILTINS[i][2]]),
             (["--kind", "resource", "--exposure", "http"], []),
             (["--kind", "query", "--exposure", "cli"], WITH_CLI),
         ]
@@ -637,7 +650,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (21, 21))
+                self.assertEqual((data["count"], data["total"]), (25, 25))
 
 
 if __name__ == "__main__":

@@ -106,6 +106,10 @@ ROUTES = {
     "peers.list": ("/api/v1/peers", "majordomus_peers", "PeerList"),
     "peers.announce": ("/api/v1/peers/announce", "majordomus_announce", "Peer"),
     "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
+    "context.list": ("/api/v1/context/list", None, "ContextList"),               # §33
+    "context.validate": ("/api/v1/context/validate", None, "ContextValidation"),
+    "context.affected": ("/api/v1/context/affected", "majordomus_affected", "ContextAffected"),
+    "context.sync": ("/api/v1/context/sync", None, "ContextSync"),
 }
 COMMANDS = {"peers.announce"}      # §27: routed by POST, the input a JSON body
 # id -> {parameter name: required}
@@ -123,6 +127,9 @@ PARAMETERS = {
     "peers.list": {},
     "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
                       "budget_lines": False},
+    "context.list": {}, "context.validate": {},
+    "context.affected": {"base": False, "staged": False},
+    "context.sync": {"base": False, "staged": False},
 }
 ERROR_PREFIXES = ("invalid input: ", "not found: ", "refused: ", "internal: ")
 
@@ -403,10 +410,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (21, 12, 9, 12, 11, 12, 8))
+                         (25, 16, 9, 13, 11, 16, 12))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"command": 1, "query": 11, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 21)
+                         {"command": 1, "query": 15, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 25)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -572,10 +579,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         first = self.get_ok(self.srv, "/api/v1/capabilities")      # §16: 20 a page
         self.assertEqual(list(first), ["count", "total", "summary", "capabilities",
                                        "next_cursor"])
-        self.assertEqual((first["count"], first["total"]), (20, 21))
+        self.assertEqual((first["count"], first["total"]), (20, 25))
         doc = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (21, 21))
+        self.assertEqual((doc["count"], doc["total"]), (25, 25))
         self.assertEqual(doc["capabilities"][:20], first["capabilities"])
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -588,14 +595,15 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                 for i, (p, _, _) in ROUTES.items()})
         full = doc["summary"]
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=query")
-        self.assertEqual(doc["count"], 11)
+        self.assertEqual(doc["count"], 15)
         self.assertEqual(sorted(c["id"] for c in doc["capabilities"]),
                          sorted(set(ROUTES) - COMMANDS))
         self.assertEqual(doc["summary"], full)
         doc = self.get_ok(self.srv, "/api/v1/capabilities?exposure=cli")
         self.assertEqual([c["id"] for c in doc["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.brief",
-                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                         ["capabilities.describe", "capabilities.list", "context.affected",
+                          "context.brief", "context.list", "context.resolve", "context.sync",
+                          "context.validate", "objects.get", "objects.search", "peers.list",
                           "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual([c["id"] for c in doc["capabilities"]], sorted(COMMANDS))
@@ -704,7 +712,7 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual(sorted(operations),
                          sorted(("post" if i in COMMANDS else "get", p, i)
                                 for i, (p, _, _) in ROUTES.items()))
-        caps = self.get_ok(self.srv, "/api/v1/capabilities")
+        caps = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         by_id = {c["id"]: c for c in caps["capabilities"]}
         for cid, (path, _, _) in ROUTES.items():
             with self.subTest(capability=cid):

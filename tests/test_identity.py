@@ -51,15 +51,18 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 # §21: objects.search gains the CLI exposure `search`; §26: context.brief, likewise (CLI
 # `brief`); §27: peers.list (a query with an MCP tool, the resource majordomus://peers, an
 # HTTP route and the CLI command `peers`) and peers.announce (the first command: an MCP
-# tool and a POST route). The registry's summary counts them.
-SUMMARY_DELTA = [(("total",), 4), (("builtin",), 4), (("by_kind", "query"), 3),
+# tool and a POST route); §33: context.list, context.validate, context.affected and
+# context.sync (queries, each with an HTTP route and a CLI command; one MCP tool,
+# majordomus_affected). The registry's summary counts them.
+SUMMARY_DELTA = [(("total",), 8), (("builtin",), 8), (("by_kind", "query"), 7),
                  (("by_kind", "command"), 1),
-                 (("by_stability", "behaviorally_verified"), 4), (("mcp_tools",), 4),
-                 (("mcp_resources",), 1), (("http_routes",), 4), (("cli_commands",), 4)]
-NEW_CAPABILITIES = ["context.brief", "context.resolve", "peers.announce",     # §26, §20.2,
-                    "peers.list"]                                             # §27
-NEW_TOOLS = ["majordomus_brief", "majordomus_context", "majordomus_announce",
-             "majordomus_peers"]                                              # §26, §20.2, §27
+                 (("by_stability", "behaviorally_verified"), 8), (("mcp_tools",), 5),
+                 (("mcp_resources",), 1), (("http_routes",), 8), (("cli_commands",), 8)]
+NEW_CAPABILITIES = ["context.affected", "context.brief", "context.list",      # §33, §26
+                    "context.resolve", "context.sync", "context.validate",    # §20.2, §33
+                    "peers.announce", "peers.list"]                           # §27
+NEW_TOOLS = ["majordomus_affected", "majordomus_brief", "majordomus_context",
+             "majordomus_announce", "majordomus_peers"]               # §33, §26, §20.2, §27
 NEW_RESOURCES = ["majordomus://peers"]   # §27
 # §26: initialize's instructions send a model to the brief, in this sentence.
 BRIEF_SENTENCE = (" Before you create or change a file, call majordomus_brief with its path "
@@ -286,8 +289,8 @@ def capabilities_page_as_before(page, old, following=None, total_new=None):
     if not held:
         raise Excluded("none of %s is on the new build's page" % ", ".join(NEW_CAPABILITIES))
     items[:] = [c for c in items if c.get("id") not in NEW_CAPABILITIES]
-    if following is not None:
-        items.extend(following["capabilities"])
+    if following is not None:     # a copy each time: the text block is changed after
+        items.extend(json.loads(json.dumps(following["capabilities"])))   # the structure
         if "next_cursor" in following:
             page["next_cursor"] = following["next_cursor"]
         else:
@@ -314,7 +317,7 @@ def structured(change):
 
 def instructions_as_before(text):
     """§20.2, §26, §27: initialize's instructions count the capabilities, the tools and the
-    resources (four, four and one more), send a model to the brief in one sentence
+    resources (eight, five and one more), send a model to the brief in one sentence
     (removed), and (§27) say the URI scheme more briefly."""
     found = re.findall(r"\b(\d+) capabilities \((\d+) tools, (\d+) resources\)", text)
     if len(found) != 1 or text.count(NEW_SCHEME) != 1:
@@ -327,7 +330,8 @@ def instructions_as_before(text):
     new = len(NEW_CAPABILITIES)
     return text.replace("%d capabilities (%d tools, %d resources)" % (
         capabilities, tools, resources), "%d capabilities (%d tools, %d resources)" % (
-        capabilities - new, tools - new, resources - len(NEW_RESOURCES)), 1).replace(
+        capabilities - new, tools - len(NEW_TOOLS), resources - len(NEW_RESOURCES)),
+        1).replace(
         NEW_SCHEME, OLD_SCHEME, 1)
 
 
@@ -755,11 +759,19 @@ class IdentityTest(unittest.TestCase):
         cursor = page.get("next_cursor")
         held = len([c for c in page.get("capabilities", ()) if c.get("id") in NEW_CAPABILITIES])
         if cursor and held:
-            following = json.loads(pair.exchange(None, [(
-                "tools/call", {"name": "majordomus_capabilities",
-                               "arguments": {"cursor": cursor, "limit": held}})],
-                only="new")[0])
-            following = following["result"]["structuredContent"]
+            # the next `held` descriptors that are not new, one at a time (new ones may
+            # follow too), and the cursor after the last of them
+            following = {"capabilities": []}
+            while cursor and len(following["capabilities"]) < held:
+                step = json.loads(pair.exchange(None, [(
+                    "tools/call", {"name": "majordomus_capabilities",
+                                   "arguments": {"cursor": cursor, "limit": 1}})],
+                    only="new")[0])["result"]["structuredContent"]
+                cursor = step.get("next_cursor")
+                following["capabilities"] += [c for c in step["capabilities"]
+                                               if c.get("id") not in NEW_CAPABILITIES]
+            if cursor:
+                following["next_cursor"] = cursor
         self.check("majordomus_capabilities {}", old, new, structured(
             lambda sc, o: capabilities_page_as_before(sc, o, following, len(NEW_CAPABILITIES))))
         # Every page of the declarative capabilities (no builtin among them: the pages and

@@ -26,7 +26,7 @@ LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?
 
 SKELETON_URIS = support.SKELETON_URIS
 TOOLS = list(support.TOOLS)
-BUILTINS = len(TOOLS)  # every builtin capability has an MCP tool (§7.2)
+BUILTINS = support.BUILTINS  # three of §33's have no MCP tool
 SKELETON_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
                     ["prompt", "prompt"], ["workflow", "document"],
                     ["milestone", "milestone"], ["issue", "issue"],
@@ -972,7 +972,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 21 (12 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 25 (16 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -1031,13 +1031,13 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (21, 12, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 11)
+                                 (25, 16, 9))
+                self.assertEqual(caps["by_kind"].get("query"), 15)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
                 self.assertEqual(caps["by_kind"].get("command", 0), 1)     # §27
-                self.assertEqual(sum(caps["by_stability"].values()), 21)
+                self.assertEqual(sum(caps["by_stability"].values()), 25)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (12, 11, 12, 8))
+                                  caps["http_routes"], caps["cli_commands"]), (13, 11, 16, 12))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
@@ -1092,7 +1092,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 22 (12 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 26 (16 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):

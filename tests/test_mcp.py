@@ -54,6 +54,7 @@ SKELETON_KINDS = {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule":
 TOOL_ORDER = [
     ("majordomus_capability", "capabilities.describe", "Describe one capability"),
     ("majordomus_capabilities", "capabilities.list", "List capabilities"),
+    ("majordomus_affected", "context.affected", "What to update before you commit"),
     ("majordomus_brief", "context.brief", "Brief me before I work on a path"),
     ("majordomus_context", "context.resolve", "What governs a path"),
     ("majordomus_get", "objects.get", "Get one object"),
@@ -414,8 +415,8 @@ class SkeletonTests(McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("21 capabilities", ins)
-                self.assertIn("12 tools", ins)
+                self.assertIn("25 capabilities", ins)
+                self.assertIn("13 tools", ins)
                 self.assertIn("11 resources", ins)
                 self.assertIn("majordomus://repository", ins)
                 self.assertIn("MCP prompts", ins)
@@ -443,7 +444,7 @@ class SkeletonTests(McpTestCase):
         r = self.assertResult(s.request("resources/list", id=1), 1)
         self.assertEqual(r["resources"][1]["uri"], REPOSITORY_URI)
         r = self.assertResult(s.request("tools/list", id=2), 2)
-        self.assertEqual(len(r["tools"]), 12)
+        self.assertEqual(len(r["tools"]), 13)
         r = self.assertResult(s.request("prompts/list", id=3), 3)
         self.assertEqual([p["name"] for p in r["prompts"]], ["continue"])
 
@@ -641,7 +642,7 @@ class SkeletonTests(McpTestCase):
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (21, 12, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (25, 16, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -925,39 +926,40 @@ class SkeletonTests(McpTestCase):
     def test_capabilities(self):
         s = self.open(self.repo)
         sc = self.tool(s, "majordomus_capabilities", {})
-        # §16: the default page is 20: the skeleton's 21 take two
+        # §16: the default page is 20: the skeleton's 25 take two
         self.assertEqual(list(sc), ["count", "total", "summary", "capabilities", "next_cursor"])
-        self.assertEqual((sc["count"], sc["total"]), (20, 21))
+        self.assertEqual((sc["count"], sc["total"]), (20, 25))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (21, 12, 9))
+                         (25, 16, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (12, 11, 12, 8))
-        self.assertEqual(summary["by_kind"].get("query"), 11)
+                          summary["cli_commands"]), (13, 11, 16, 12))
+        self.assertEqual(summary["by_kind"].get("query"), 15)
         self.assertEqual(summary["by_kind"].get("command"), 1)
         sc = dict(sc, capabilities=sc["capabilities"] + self.tool(
             s, "majordomus_capabilities", {"cursor": sc["next_cursor"]})["capabilities"])
         self.assertEqual(summary["by_kind"].get("resource"), 9)
         ids = [c["id"] for c in sc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
-        expected_ids = sorted([c for _, c, _ in TOOL_ORDER] + [
+        expected_ids = sorted([c for _, c, _ in TOOL_ORDER] + support.WITHOUT_TOOL + [
             "%s.%s" % (v[0], v[1]) for v in SKELETON_OBJECTS.values()])
         self.assertEqual(ids, expected_ids)
         q = self.tool(s, "majordomus_capabilities", {"kind": "query"})
-        self.assertEqual((q["count"], q["total"]), (11, 11))
+        self.assertEqual((q["count"], q["total"]), (15, 15))
         self.assertEqual(q["summary"], summary)
         r = self.tool(s, "majordomus_capabilities", {"kind": "resource", "exposure": "mcp"})
         self.assertEqual(r["count"], 9)
         cli = self.tool(s, "majordomus_capabilities", {"exposure": "cli"})
         self.assertEqual([c["id"] for c in cli["capabilities"]],
-                         ["capabilities.describe", "capabilities.list", "context.brief",
-                          "context.resolve", "objects.get", "objects.search", "peers.list",
+                         ["capabilities.describe", "capabilities.list", "context.affected",
+                          "context.brief", "context.list", "context.resolve", "context.sync",
+                          "context.validate", "objects.get", "objects.search", "peers.list",
                           "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
-        self.assertEqual((page["count"], page["total"]), (10, 21))
+        self.assertEqual((page["count"], page["total"]), (10, 25))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])
         rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
-        self.assertEqual((rest["count"], rest["total"]), (11, 21))
+        self.assertEqual((rest["count"], rest["total"]), (15, 25))
         self.assertNotIn("next_cursor", rest)
         self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),

@@ -20,8 +20,9 @@ from tests import support
 TIMEOUT = 30
 N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
-BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.brief", "context.resolve",
-               "objects.get", "objects.list", "objects.search", "peers.announce", "peers.list",
+BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.affected",
+               "context.brief", "context.list", "context.resolve", "context.sync",
+               "context.validate", "objects.get", "objects.list", "objects.search", "peers.announce", "peers.list",
                "perf.counters", "prompts.get", "repository.info"]
 TOOLS = list(support.TOOLS)
 FOREIGN = "parameter 'cursor' is not a cursor this server issued"
@@ -578,7 +579,7 @@ class LargeLayerTests(PagingCase):
                 ("majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": "x"}}),
                 ("majordomus_announce", {"intent": "edit the generated rules",
                                          "scope": [".ai/repo/rules"]}),
-                ("majordomus_peers", {})]
+                ("majordomus_peers", {}), ("majordomus_affected", {})]
 
     def test_size_budget(self):
         everything = self.tool("majordomus_search", {"query": "e", "mode": "substring"})
