@@ -2414,6 +2414,54 @@ def _resolve_ref(dirs, ref):
     return None   # an unborn branch
 
 
+def root_digest(root):
+    """The sha256 of a root's real path, in hex: what names its lease (§27) and tells its
+    checkout's peers apart from another's (§31)."""
+    try:
+        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
+    except ImportError:
+        try:
+            from _sha2 import sha256         # 3.12 and later
+        except ImportError:
+            from hashlib import sha256
+    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def checkout_tag(root):
+    """How the peers of another checkout are told apart: `p1@` and these 8 hex digits."""
+    return root_digest(root)[:8]
+
+
+def checkouts(dirs, root):
+    """§31: the layer roots of the other checkouts of the repository `dirs` is one of (the
+    same git common dir: its main work tree and each linked worktree), where `root` is this
+    checkout's layer root; read from git's files (worktrees/*/gitdir), never through git.
+    A checkout whose folder is gone is left out; a bare repository has no main one."""
+    inner = os.path.relpath(root, dirs.toplevel)
+    tops = []
+    if os.path.basename(dirs.common_dir) == ".git":
+        tops.append(os.path.dirname(dirs.common_dir))
+    folder = os.path.join(dirs.common_dir, "worktrees")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            gitdir = _git_file(os.path.join(folder, name, "gitdir")).strip()
+        except (OSError, NotPlain, UnicodeDecodeError):
+            continue
+        if os.path.basename(gitdir) == ".git":
+            tops.append(os.path.dirname(gitdir))
+    here = os.path.realpath(root)
+    found = []
+    for top in tops:
+        other = os.path.realpath(os.path.join(top, inner) if inner != "." else top)
+        if other != here and other not in found and os.path.isdir(other):
+            found.append(other)
+    return found
+
+
 def _git_file(path, limit=4096, errors="strict"):
     """The text of one of git's control files (read_plain: links followed, as git follows
     them, but never a FIFO or a device); NotPlain or UnicodeDecodeError."""
@@ -5519,8 +5567,12 @@ _PEER = _object_schema(
      "since": dict(_STR, description="UTC, ISO 8601"), "intent": _STR,
      "scope": dict(_STRINGS, description="the paths it announced it will change"),
      "announced": _STR,
-     "overlaps": dict(_STRINGS, description="the peers whose scope overlaps this one's")},
-    ("id", "client", "transport", "since", "scope", "overlaps"))
+     "overlaps": dict(_STRINGS, description="the peers whose scope overlaps this one's"),
+     "worktree": dict(_STR, description="its checkout's root"), "branch": _STR_OR_NULL,
+     "claim": dict(_BOOL, description="is its scope an exclusive claim?"),
+     "handle": dict(_STR, description="pass it to later announces (a 2026-07-28 request)")},
+    ("id", "client", "transport", "since", "scope", "overlaps", "worktree", "branch",
+     "claim"))
 
 
 def _limit(low, high, default, what):
@@ -5607,13 +5659,24 @@ TYPES = {
                        "words"),
         "scope": {"type": "array", "items": _STR, "maxItems": 64,
                   "description": "the repository-relative paths (files or folders) you expect "
-                                 "to change; '.' is the whole repository"}},
+                                 "to change; '.' is the whole repository"},
+        "claim": dict(_BOOL, description="hold the scope as an exclusive claim (refused where "
+                      "another holds an overlapping one; false or an empty scope releases)"),
+        "handle": dict(_STR, description="the handle an earlier announce answered, where "
+                       "the protocol has no session")},
         ("intent", "scope"), closed=True),
     "Peer": _PEER,
+    "PeersInput": _object_schema({"local": dict(_BOOL, description="this checkout's "
+                                                "sessions only")}, closed=True),
     "PeerList": _object_schema({"count": _INT,
                                 "caller": dict(_STR, description="the id of the session asking"),
-                                "peers": {"type": "array", "items": _PEER}},
-                               ("count", "peers")),
+                                "peers": {"type": "array", "items": _PEER},
+                                "boards": dict(_INT, description="the checkouts' boards read"),
+                                "complete": dict(_BOOL, description="did every checkout's "
+                                                 "server answer?")},
+                               ("count", "peers", "boards", "complete")),
+    "TellInput": _object_schema({"peer": _PEER}, ("peer",), closed=True),
+    "Told": _object_schema({"told": _STRINGS}, ("told",)),
     "BriefInput": _object_schema({
         "path": dict(_STR, description="a repository-relative path: a file, a directory ('.' "
                      "is the root), or a file you are about to create"),
@@ -5755,17 +5818,23 @@ BUILTINS = (
      ["context", "check-sync"], 0),
     ("peers.list", "Who else works here",
      "Returns the sessions sharing this repository's server (every MCP client on this "
-     "checkout), each with its client's name, transport, since when, what it announced it "
-     "will change, and whose announced paths overlap its own.",
-     "Empty", "PeerList", "majordomus_peers", ("majordomus://peers", "peers"),
+     "checkout) and those of its other checkouts (worktrees), each with its client's name, "
+     "transport, checkout and branch, since when, what it announced it will change (or "
+     "claimed), and whose announced paths overlap its own.",
+     "PeersInput", "PeerList", "majordomus_peers", ("majordomus://peers", "peers"),
      "/api/v1/peers", ["peers"], 0),
     ("peers.announce", "Announce what you will change",
      "Call this before you change files, to tell the other sessions on this repository what "
      "you are about to do (intent, in plain words) and the repository-relative paths you "
-     "expect to change (scope). Returns your entry with the peers whose paths overlap "
-     "yours; each of them is told. Changes this server's memory only, never a file.",
+     "expect to change (scope); claim: true holds them exclusively. Returns your entry with "
+     "the peers whose paths overlap yours; each of them is told. Changes this server's "
+     "memory only, never a file.",
      "AnnounceInput", "Peer", "majordomus_announce", None, "/api/v1/peers/announce", None, 0,
      "command"),
+    ("peers.tell", "Tell this checkout of another's announce",
+     "What a server of another checkout of the repository sends when one of its sessions "
+     "announces: the sessions here whose paths overlap are told.",
+     "TellInput", "Told", None, None, "/api/v1/peers/tell", None, 0, "command"),
     ("context.brief", "Brief me before I work on a path",
      "Call this before you create or change a file: give its path (a file that does not "
      "exist yet too) and your intent in plain words. Returns, as Markdown within a line "
@@ -6383,23 +6452,43 @@ def handle_prompt(gen, arguments):
 
 
 def handle_peers(gen, arguments, caller=None):
-    """§27: the sessions of this server (none in a one-shot command, which has none)."""
+    """§27, §31: the sessions of this server and, unless `local`, of the other checkouts'
+    (none in a one-shot command, which has none)."""
     board = gen.live.board if gen.live is not None else None
     if board is None:
-        return {"count": 0, "peers": []}
-    return board.listing(caller)
+        return {"count": 0, "peers": [], "boards": 1, "complete": True}
+    return board.listing(caller.peer if caller is not None else None, gen.root, gen.branch,
+                         arguments.get("local") is True)
 
 
 def handle_announce(gen, arguments, caller=None):
-    """§27: the caller's intent and scope, kept in this process's memory; the others whose
-    scope it overlaps are told (a replayed announce, after a takeover, tells nobody)."""
-    if caller is None or gen.live is None:
+    """§27, §31: the caller's intent and scope (with `claim`, an exclusive claim), kept in
+    this process's memory; the others whose scope it overlaps are told (a replayed
+    announce, after a takeover, tells nobody). A 2026-07-28 request over HTTP has no session:
+    a handle stands for one, answered with the Peer and passed by later calls."""
+    board = gen.live.board if gen.live is not None else None
+    if caller is None or board is None:
         raise Refused("announce needs an MCP session")
     intent = " ".join(arguments["intent"].split())
     if not intent:
         raise InvalidInput("property 'intent' must not be blank")
     scope = list(dict.fromkeys(scope_path(gen.root, path) for path in arguments["scope"]))
-    return gen.live.board.announce(caller, intent, scope)
+    if caller.peer is None:
+        caller = board.handle_session(gen.live, arguments.get("handle"), caller.client)
+    return board.announce(caller, intent, scope, arguments.get("claim") is True, gen.root,
+                          gen.branch)
+
+
+def handle_tell(gen, arguments, caller=None):
+    """§31: a peer of another checkout announced (its server says so): the sessions here
+    whose scope overlaps it are told, naming its branch."""
+    board = gen.live.board if gen.live is not None else None
+    if board is None:
+        return {"told": []}
+    peer = arguments["peer"]
+    scope = list(dict.fromkeys(target_path(gen.root, path) for path in peer["scope"]))
+    return {"told": board.told_afar(dict(peer, scope=scope),
+                                    checkout_tag(peer.get("worktree") or ""))}
 
 def resolve(gen, uri, caller=None):
     """§8: the only path from a URI to an answer (objects.get and resources/read); a query
@@ -6502,11 +6591,12 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
             "context.resolve": resolve_context, "context.brief": brief,
             "peers.list": handle_peers, "peers.announce": handle_announce,
+            "peers.tell": handle_tell,
             "context.list": handle_context_list, "context.validate": handle_context_validate,
             "context.affected": handle_context_affected, "context.sync": handle_context_sync}
 # The handlers that are told who asks (§27): the peers, and objects.get, which reads
 # majordomus://peers for its caller as resources/read does.
-CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce"))
+CALLER_HANDLERS = frozenset(("objects.get", "peers.list", "peers.announce", "peers.tell"))
 
 
 class Generation:
@@ -6570,8 +6660,9 @@ class Generation:
             for obj in self.index.objects])
 
     def execute(self, cap_id, arguments, caller=None):
-        """§7.5: the one way anything runs a capability. `caller` is the Peer of the session
-        asking (§27), None where no session asks (the CLI, a REST request without one)."""
+        """§7.5: the one way anything runs a capability. `caller` is the Session asking
+        (§27: a peer, or a 2026-07-28 request's own, which is on no board), None where no
+        session asks (the CLI, a REST request without one)."""
         self.counters.count("executions")
         descriptor = self.registry.by_id.get(cap_id)
         if descriptor is None:
@@ -7382,6 +7473,14 @@ class ScopeIndex:
         return found
 
 
+def client_name(name):
+    """A client's name as the board keeps it (its whitespace runs made one space, at most
+    CLIENT_NAME_BOUND characters), or None for one that names nothing."""
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return " ".join(name.split())[:CLIENT_NAME_BOUND]
+
+
 class Subscription:
     """What a session follows of the layer (§15.4, §18): the lists, and which URIs. Told
     each new generation's Change by the live layer, it says it in MCP's words:
@@ -7411,6 +7510,8 @@ class Session:
     client's name, what it announced. A 2026-07-28 request over HTTP, or a listen's
     stream, is a session of its own on no board."""
 
+    afar = ""                 # a peer of this checkout: a notice names no branch (§31)
+
     def __init__(self, live, write=None, pushes=True, transport=None, key=None):
         self.live, self._write = live, write
         self.pushes = pushes      # can the transport send a frame on its own? (stdio: yes)
@@ -7424,6 +7525,8 @@ class Session:
         # The peer (§27): its id and number on the board, the sessions whose scope overlaps.
         self.id, self.number, self.transport = None, 0, transport
         self.overlaps = set()
+        self.claim = False        # is its scope an exclusive claim? (§31)
+        self.handle = None        # a 2026-07-28 session's stand-in: its handle (§31)
         self.client, self.since = "unknown", utc_stamp()
         self.intent = self.announced = None
         self.scope = []
@@ -7469,9 +7572,15 @@ class Session:
             self.stream.end()
 
     def name(self, info):
-        """The client's name, from initialize's clientInfo or a 2026-07-28 request's _meta."""
-        if self.id is not None and isinstance(info, dict):
-            self.live.board.name(self, info.get("name"))
+        """The client's name, from initialize's clientInfo or a 2026-07-28 request's _meta
+        (kept by a session on no board too: a handle it announces with takes it, §31)."""
+        name = client_name(info.get("name")) if isinstance(info, dict) else None
+        if name is None:
+            return
+        if self.id is not None:
+            self.live.board.name(self, name)
+        else:
+            self.client = name
 
     def told(self, announcer, mine):
         """§27: another peer announced a scope that overlaps this session's paths `mine`:
@@ -7485,25 +7594,66 @@ class Session:
         if self.initialized:
             self.write(_notification("notifications/message", {
                 "level": "warning", "logger": "majordomus.peers",
-                "data": "%s (%s) announced %s on %s, overlapping yours: %s" % (
-                    announcer.id, announcer.client, announcer.intent,
+                "data": "%s (%s)%s announced %s on %s, overlapping yours: %s" % (
+                    announcer.id, announcer.client, announcer.afar, announcer.intent,
                     ", ".join(announcer.scope), ", ".join(mine))}))
+
+
+CLAIM_IDLE = 30.0         # seconds an HTTP session's claim, or a handle, outlives its last
+                          # request (§31)
+
+
+class Afar:
+    """A peer of another checkout of the repository (§31), as that checkout's server shows
+    it: its id there qualified by the checkout (`p1@` its tag), what it announced, and where
+    it works; told of an announce here, or named in a listing here."""
+
+    def __init__(self, view, tag):
+        self.id = "%s@%s" % (view["id"], tag)
+        self.client, self.intent = view.get("client", "unknown"), view.get("intent")
+        self.scope = list(view.get("scope", ()))
+        self.worktree, self.branch = view.get("worktree"), view.get("branch")
+        self.claim = view.get("claim") is True
+        self.view = dict(view, id=self.id)
+
+    @property
+    def afar(self):
+        """Where it works, as a notice names it."""
+        return " on branch %s in %s" % (self.branch or "(detached)", self.worktree)
+
+
+class _NoLock:
+    """The lock of a process that shares with nobody: its own board's lock is enough."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class Board:
     """The peers of this process (§27): every lasting session (this process's stdio, each
-    bridge, each /mcp session), named by its client, with what it announced. Memory only;
-    gone with the process."""
+    bridge, each /mcp session, each 2026-07-28 handle), named by its client, with what it
+    announced and whether that is a claim (§31). Memory only; gone with the process. A
+    process that shares (§27) is handed its neighbours: the other checkouts' boards, read
+    from their servers, where overlaps and claims are found too."""
 
     def __init__(self):
         import _thread
         self.lock = _thread.allocate_lock()
         self.peers = {}           # id -> Session, in joining order
         self.scopes = ScopeIndex()   # whose announced paths are where
+        self.claims = ScopeIndex()   # whose claimed paths are where (§31)
+        self.handles = {}         # a 2026-07-28 handle -> its Session (§31)
         self.joined = 0
         self.version = 0          # moves with every change (the pages reload on it)
         self.watchers = []        # callables told the new version (the pages' streams)
         self._waiters = []        # locks released when the last bridge leaves
+        # Handed in by sharing (§31): () -> ([Afar], complete, boards read); announce ->
+        # the other servers told; the repository's claims decided one at a time.
+        self.neighbours = self.tell_afar = None
+        self.claims_lock = _NoLock
 
     def join(self, session):
         with self.lock:
@@ -7517,6 +7667,8 @@ class Board:
             if self.peers.pop(peer.id, None) is None:
                 return
             self._unscope(peer)
+            if peer.handle is not None:
+                self.handles.pop(peer.handle, None)
             waiters = [] if self._bridges() else self._waiters
             self._waiters = [] if waiters else self._waiters
         for waiter in waiters:
@@ -7524,10 +7676,8 @@ class Board:
         self._changed()
 
     def name(self, peer, name):
-        if not isinstance(name, str) or not name.strip():
-            return
-        name = " ".join(name.split())[:CLIENT_NAME_BOUND]
-        if name != peer.client:
+        name = client_name(name)
+        if name is not None and name != peer.client:
             peer.client = name
             self._changed()
 
@@ -7553,7 +7703,7 @@ class Board:
         with self.lock:
             return [other for other in self.peers.values() if other is not peer]
 
-    def view(self, peer):
+    def view(self, peer, worktree, branch):
         """A session as peers.list shows it (a Peer), with the ids whose scope overlaps
         its own, in joining order (called with the lock held)."""
         out = {"id": peer.id, "client": peer.client, "transport": peer.transport,
@@ -7565,49 +7715,156 @@ class Board:
             out["announced"] = peer.announced
         out["overlaps"] = [other.id for other in sorted(peer.overlaps,
                                                         key=lambda other: other.number)]
+        out.update(worktree=worktree, branch=branch, claim=peer.claim)
         return out
 
-    def listing(self, caller=None):
+    def listing(self, caller=None, worktree=None, branch=None, local=False):
+        """peers.list (§27, §31): this board's peers, then, unless `local`, those of the
+        other checkouts' boards, with the overlaps across them."""
+        self._expire()
         with self.lock:
-            peers = [self.view(peer) for peer in self.peers.values()]
+            peers = [self.view(peer, worktree, branch) for peer in self.peers.values()]
+        boards, complete = 1, True
+        if not local and self.neighbours is not None:
+            afar, complete, read = self.neighbours()
+            boards += read
+            if afar:
+                peers = _overlapping(peers + [peer.view for peer in afar])
         out = {"count": len(peers)}
         if caller is not None:
             out["caller"] = caller.id
-        out["peers"] = peers
+        out.update(peers=peers, boards=boards, complete=complete)
         return out
 
-    def announce(self, peer, intent, scope):
-        """Keep the peer's intent and scope; tell each other session whose scope overlaps
-        (not while the announcer replays a takeover): each is only queued a notice (§25.1);
-        the announcer's Peer."""
-        with self.lock:
-            self._unscope(peer)
-            peer.intent, peer.scope, peer.announced = intent, scope, utc_stamp()
-            if peer.id in self.peers:
-                self.scopes.add(peer, scope)
-                for path in scope:
-                    peer.overlaps.update(self.scopes.overlapping(path))
-                peer.overlaps.discard(peer)
-                for other in peer.overlaps:
-                    other.overlaps.add(peer)
-            others = sorted(peer.overlaps, key=lambda other: other.number)
-            view = self.view(peer)
+    def announce(self, peer, intent, scope, claim=False, worktree=None, branch=None):
+        """Keep the peer's intent and scope, and with `claim` hold it as an exclusive claim
+        (refused, with nothing changed, when it overlaps another live claim in any
+        checkout); tell each other session whose scope overlaps (not while the announcer
+        replays a takeover): each is only queued a notice (§25.1); the announcer's Peer."""
+        claim = bool(claim and scope)
+        with self.claims_lock():
+            self._expire()
+            afar = self.neighbours()[0] if self.neighbours is not None else []
+            if claim:
+                refusal = self._conflicts(peer, scope, afar, worktree, branch)
+                if refusal:
+                    raise Refused("claim_conflict: " + refusal)
+            with self.lock:
+                self._unscope(peer)
+                peer.intent, peer.scope, peer.announced = intent, scope, utc_stamp()
+                if peer.id in self.peers:
+                    self.scopes.add(peer, scope)
+                    for path in scope:
+                        peer.overlaps.update(self.scopes.overlapping(path))
+                    peer.overlaps.discard(peer)
+                    for other in peer.overlaps:
+                        other.overlaps.add(peer)
+                    peer.claim = claim
+                    if claim:
+                        self.claims.add(peer, scope)
+                others = sorted(peer.overlaps, key=lambda other: other.number)
+                view = self.view(peer, worktree, branch)
+        own = ScopeIndex()
+        own.add(peer, scope)
+        far = [other for other in afar if other.scope and any(
+            own.overlapping(path) for path in other.scope)]
+        view["overlaps"] += [other.id for other in far]
+        if peer.handle is not None:
+            view["handle"] = peer.handle
         if not peer.replaying:
-            own = ScopeIndex()
-            own.add(peer, scope)
             for other in others:
                 mine = [path for path in other.scope if own.overlapping(path)]
                 try:
                     other.told(peer, mine)
                 except Exception:  # one session that cannot be told stops no other
                     log(DEBUG, "a peer could not be told", traceback=_traceback_text())
+            if far and self.tell_afar is not None:
+                self.tell_afar(view)
         self._changed()
         return view
 
+    def told_afar(self, view, tag):
+        """§31: a peer of another checkout (`view`, as its server shows it, `tag` its
+        checkout's) announced: each session here whose scope overlaps it is told (naming the
+        other branch); the ids told."""
+        announcer = Afar(view, tag)
+        own = ScopeIndex()
+        own.add(announcer, announcer.scope)
+        with self.lock:
+            sessions = [peer for peer in self.peers.values() if peer.scope]
+        told = []
+        for peer in sessions:
+            mine = [path for path in peer.scope if own.overlapping(path)]
+            if mine:
+                try:
+                    peer.told(announcer, mine)
+                    told.append(peer.id)
+                except Exception:  # one session that cannot be told stops no other
+                    log(DEBUG, "a peer could not be told", traceback=_traceback_text())
+        return told
+
+    def _conflicts(self, peer, scope, afar, worktree, branch):
+        """Why a claim of `scope` by `peer` is refused ('' when it is not): every other
+        live claim it overlaps, here or in another checkout, its holder and paths named."""
+        own = ScopeIndex()
+        own.add(peer, scope)
+        with self.lock:
+            holders = set()
+            for path in scope:
+                holders.update(self.claims.overlapping(path))
+            holders.discard(peer)
+            found = [(holder.id, holder.client, branch, worktree,
+                      [path for path in holder.scope if own.overlapping(path)])
+                     for holder in sorted(holders, key=lambda other: other.number)]
+        found += [(other.id, other.client, other.branch, other.worktree,
+                   [path for path in other.scope if own.overlapping(path)])
+                  for other in afar if other.claim]
+        return "; ".join("%s claimed by %s (%s) on branch %s in %s" % (
+            ", ".join(paths), holder, client, where or "(detached)", tree)
+            for holder, client, where, tree, paths in found if paths)
+
+    def handle_session(self, live, handle, client="unknown"):
+        """§31: the session a 2026-07-28 handle stands for (a new one, with its handle and
+        `client`'s name, when none is given); InvalidInput for a handle not known here."""
+        self._expire()
+        if handle is not None:
+            with self.lock:
+                session = self.handles.get(handle)
+            if session is None:
+                raise InvalidInput("the handle %s is not known here (a handle ends %d s after "
+                                   "its last use): announce without it for a new one"
+                                   % (handle[:64], CLAIM_IDLE))
+            session.used = time.monotonic()
+            return session
+        session = Session(live, pushes=False, transport="http")
+        session.handle, session.client = os.urandom(16).hex(), client
+        with self.lock:
+            self.handles[session.handle] = session
+        return session
+
+    def _expire(self):
+        """§31: a handle 30 s past its last use leaves the board; an HTTP session's claim 30
+        s past its last request is released."""
+        now, gone = time.monotonic(), []
+        with self.lock:
+            for peer in self.peers.values():
+                if peer.transport != "http" or now - peer.used <= CLAIM_IDLE:
+                    continue
+                if peer.handle is not None:
+                    gone.append(peer)
+                elif peer.claim:
+                    self.claims.remove(peer, peer.scope)
+                    peer.claim = False
+        for peer in gone:
+            peer.close()
+
     def _unscope(self, peer):
-        """Take a session's scope off the index and out of the others' overlaps (called
+        """Take a session's scope off the indices and out of the others' overlaps (called
         with the lock held)."""
         self.scopes.remove(peer, peer.scope)
+        if peer.claim:
+            self.claims.remove(peer, peer.scope)
+            peer.claim = False
         for other in peer.overlaps:
             other.overlaps.discard(peer)
         peer.overlaps.clear()
@@ -7630,6 +7887,22 @@ class Board:
         with self.lock:
             if watcher in self.watchers:
                 self.watchers.remove(watcher)
+
+
+def _overlapping(peers):
+    """Each Peer's overlaps found again across checkouts (§31): by repository-relative path,
+    in the listing's order."""
+    index = ScopeIndex()
+    for number, peer in enumerate(peers):
+        index.add(number, peer["scope"])
+    out = []
+    for number, peer in enumerate(peers):
+        found = set()
+        for path in peer["scope"]:
+            found.update(index.overlapping(path))
+        found.discard(number)
+        out.append(dict(peer, overlaps=[peers[k]["id"] for k in sorted(found)]))
+    return out
 
 
 def peers_sentence(others, room):
@@ -7841,7 +8114,7 @@ def m_read(call, params):
     if not isinstance(uri, str):
         raise RpcError(-32602, "params.uri is required")
     try:
-        resolved = resolve(call.gen, uri, call.session.peer)
+        resolved = resolve(call.gen, uri, call.session)
     except NotFound:
         raise _ResourceMissing(uri)
     except InvalidInput as exc:
@@ -7862,7 +8135,7 @@ def m_call(call, params):
     if cap_id is None:
         raise RpcError(-32602, "unknown tool: %s" % name)
     try:
-        value = call.gen.execute(cap_id, arguments, call.session.peer)
+        value = call.gen.execute(cap_id, arguments, call.session)
     except Internal as exc:
         raise RpcError(-32603, str(exc))
     except CapabilityError as exc:
@@ -9348,7 +9621,7 @@ class UiPages:
         if path == UI_PREFIX + "/":
             page = self.gen.memo("ui.overview." + host, lambda: self.overview(host))
             live = self.gen.live
-            return self.html(page.replace(PEERS_PLACE, peers_board(live.board) if live else "",
+            return self.html(page.replace(PEERS_PLACE, peers_board(live.board, self.gen) if live else "",
                                           1))
         if path.startswith(UI_PREFIX + "/static/"):
             name = path[len(UI_PREFIX + "/static/"):]
@@ -9913,30 +10186,47 @@ def ui_pages(gen):
 PEERS_PLACE = "<!-- the peers board -->"
 
 
-def peers_board(board):
-    """The overview's board (§27): every session sharing this server, which client, its
-    intent, scope and since when, the overlaps marked. Made for each request (the board is
-    no generation's); `data-peers` is its version, which the page's event stream follows."""
-    listing = board.listing()
-    rows = []
+def peers_board(board, gen):
+    """The overview's board (§27, §31): every session sharing this server and the other
+    checkouts' servers, which client, where (branch and checkout), its intent, scope and
+    since when, the overlaps marked; the claims apart, first. Made for each request (the
+    board is no generation's); `data-peers` is its version, which the page's event stream
+    follows."""
+    listing = board.listing(None, gen.root, gen.branch)
+    rows, claims = [], []
     for peer in listing["peers"]:
         overlaps = "".join('<span class="badge sev-warning">overlaps %s</span> ' % _h(other)
                            for other in peer["overlaps"])
-        rows.append('<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td>'
-                    '<td class="path">%s</td><td class="nowrap">%s</td><td>%s</td></tr>' % (
+        where = '<span class="nowrap">%s</span> <span class="path">%s</span>' % (
+            _h(peer.get("branch") or "(detached)"), _path_html(peer.get("worktree") or ""))
+        scope = ", ".join(_path_html(path) for path in peer["scope"])
+        if peer.get("claim"):
+            claims.append('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td class="path">'
+                          '%s</td></tr>' % (_h(peer["id"]), _h(peer["client"]), where, scope))
+        rows.append('<tr%s><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td><td>%s'
+                    '</td><td class="path">%s</td><td class="nowrap">%s</td><td>%s</td></tr>' % (
                         ' class="overlap"' if peer["overlaps"] else "", _h(peer["id"]),
-                        _h(peer["client"]), _h(peer["transport"]), _h(peer.get("intent", "")),
-                        ", ".join(_path_html(path) for path in peer["scope"]),
-                        _h(peer["since"].replace("T", " ")), overlaps.strip()))
+                        _h(peer["client"]), _h(peer["transport"]), where,
+                        _h(peer.get("intent", "")), ("%s %s" % (
+                            '<span class="badge">claim</span>', scope)) if peer.get("claim")
+                        else scope, _h(peer["since"].replace("T", " ")), overlaps.strip()))
+    claimed = ('<h3 id="mj-claims">Claimed paths (%d)</h3><div class="table-wrap"><table class='
+               '"stack" aria-labelledby="mj-claims"><thead><tr><th scope="col">Session</th>'
+               '<th scope="col">Client</th><th scope="col">Branch and checkout</th><th scope='
+               '"col">Paths no other session may claim</th></tr></thead><tbody>%s</tbody>'
+               '</table></div>' % (len(claims), "".join(claims))) if claims else ""
     table = ('<div class="table-wrap"><table class="stack" aria-labelledby="mj-peers"><thead>'
              '<tr><th scope="col">Session</th><th scope="col">Client</th><th scope="col">'
-             'Transport</th><th scope="col">Intent</th><th scope="col">Scope</th><th scope='
-             '"col">Since (UTC)</th><th scope="col">Overlaps</th></tr></thead><tbody>%s'
-             '</tbody></table></div>' % "".join(rows)) if rows else (
-        '<p>No MCP client is connected now.</p>')
+             'Transport</th><th scope="col">Branch and checkout</th><th scope="col">Intent'
+             '</th><th scope="col">Scope</th><th scope="col">Since (UTC)</th><th scope="col">'
+             'Overlaps</th></tr></thead><tbody>%s</tbody></table></div>' % "".join(rows)
+             ) if rows else '<p>No MCP client is connected now.</p>'
+    checkouts = "" if listing["boards"] == 1 else " on %d checkouts" % listing["boards"]
+    if not listing["complete"]:
+        checkouts += " (a checkout's server did not answer)"
     return ('<section class="peers" aria-labelledby="mj-peers" data-peers="%d"><h2 id='
-            '"mj-peers">Sessions sharing this server (%d)</h2>%s</section>'
-            % (board.version, listing["count"], table))
+            '"mj-peers">Sessions sharing this server (%d)%s</h2>%s%s</section>'
+            % (board.version, listing["count"], _h(checkouts), claimed, table))
 
 
 def brief_form(path, intent):
@@ -11063,14 +11353,22 @@ def peers_text(value):
     for peer in value["peers"]:
         line = "%-4s %-24s %-7s since %s" % (peer["id"], escaped(peer["client"]),
                                               peer["transport"], peer["since"])
+        if "@" in peer["id"]:      # another checkout's (§31)
+            line += "  in %s" % escaped(peer.get("worktree") or "?")
+        line += "  on %s" % escaped(peer.get("branch") or "(detached)")
         if "intent" in peer:
             line += "  intent: %s" % escaped(peer["intent"])
         if peer["scope"]:
-            line += "  scope: %s" % ", ".join(escaped(path) for path in peer["scope"])
+            line += "  %s: %s" % ("claims" if peer.get("claim") else "scope",
+                                  ", ".join(escaped(path) for path in peer["scope"]))
         if peer["overlaps"]:
             line += "  overlaps: %s" % ", ".join(peer["overlaps"])
         lines.append(line)
-    return "\n".join(lines + ["%d peer(s)" % value["count"]]) + "\n"
+    boards = value.get("boards", 1)
+    tail = "%d peer(s)" % value["count"] + ("" if boards == 1 else " on %d checkouts" % boards)
+    if value.get("complete") is False:
+        tail += " (a checkout's server did not answer)"
+    return "\n".join(lines + [tail]) + "\n"
 
 
 def capabilities_list_text(value):
@@ -11320,15 +11618,7 @@ def open_lease_folder():
 
 def lease_name(root):
     """The lease of a root: the first 16 hex digits of sha256 of its real path, .json."""
-    try:
-        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
-    except ImportError:
-        try:
-            from _sha2 import sha256         # 3.12 and later
-        except ImportError:
-            from hashlib import sha256
-    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16] \
-        + ".json"
+    return root_digest(root)[:16] + ".json"
 
 
 class Refusal(Exception):
@@ -11791,6 +12081,99 @@ class Kept:
 
 # -- the owner's side: its HTTP server, and a bridge's connection -------------------------
 
+# -- the other checkouts of the repository (§31) ---------------------------------------------
+
+class Neighbourhood:
+    """The other checkouts of this repository (worktrees sharing its git common dir), read
+    through their servers' leases (same user, same token rule as a bridge's): their boards,
+    each asked within 1 s; what their servers are told of an announce here; and the lock,
+    beside the leases, that decides the repository's claims one at a time. Installed on an
+    owner's board (Board.neighbours, tell_afar, claims_lock)."""
+
+    def __init__(self, live, folder):
+        self.live, self.folder = live, folder
+        dirs = live.generation.dirs
+        self.name = "%s.claims" % root_digest(dirs.common_dir)[:16] if dirs else None
+
+    def install(self, board):
+        if self.name is not None:
+            board.neighbours, board.tell_afar = self.boards, self.tell
+            board.claims_lock = self.claims_lock
+
+    def _servers(self):
+        """(root, lease fields) of each other checkout whose server is live."""
+        gen = self.live.generation
+        for root in checkouts(gen.dirs, gen.root) if gen.dirs is not None else ():
+            fields = live_lease(self.folder, root)
+            if fields is not None:
+                yield root, fields
+
+    def boards(self):
+        """([Afar] of the other checkouts' boards, every server answered?, boards read)."""
+        afar, complete, read = [], True, 0
+        for root, fields in self._servers():
+            try:
+                status, _, body = http_exchange(
+                    fields["url"], "GET /api/v1/peers?local=true HTTP/1.1\r\nAuthorization: "
+                    "Bearer %s\r\nConnection: close" % fields["token"])
+                peers = json_loads(body.decode("utf-8"))["peers"] if status == 200 else None
+                views = [view for view in peers if isinstance(view, dict)
+                         and isinstance(view.get("id"), str)
+                         and isinstance(view.get("scope"), list)]
+            except Exception:  # no answer within the probe's second, or not a board
+                complete = False
+                continue
+            read += 1
+            tag = checkout_tag(root)
+            afar += [Afar(view, tag) for view in views]
+        return afar, complete, read
+
+    def tell(self, view):
+        """Tell the other checkouts' servers of an announce here (a thread of its own: the
+        announcer is answered meanwhile)."""
+        import _thread
+        body = json_compact({"peer": {key: value for key, value in view.items()
+                                      if key != "handle"}}).encode("utf-8")
+
+        def send():
+            for _, fields in self._servers():
+                try:
+                    http_exchange(fields["url"], "POST /api/v1/peers/tell HTTP/1.1\r\n"
+                                  "Authorization: Bearer %s\r\nContent-Type: application/"
+                                  "json\r\nContent-Length: %d\r\nConnection: close"
+                                  % (fields["token"], len(body)), body)
+                except Exception:  # a server that does not answer is told nothing
+                    log(DEBUG, "another checkout's server was not told", url=fields["url"])
+        _thread.start_new_thread(send, ())
+
+    def claims_lock(self):
+        return _ClaimsLock(self.folder, self.name)
+
+
+class _ClaimsLock:
+    """The repository's claims, decided one at a time across its checkouts' servers: a lock
+    on a file beside the leases (2 s at most; then the claim is decided all the same)."""
+
+    def __init__(self, folder, name):
+        self.folder, self.name, self.handle = folder, name, None
+
+    def __enter__(self):
+        try:
+            self.handle = self.folder.open(self.name, os.O_RDWR | os.O_CREAT)
+        except OSError:
+            return self
+        deadline = time.monotonic() + 2.0
+        while not lock_lease(self.handle) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return self
+
+    def __exit__(self, *exc):
+        if self.handle is not None:
+            os.close(self.handle)        # (the lock goes with it)
+            self.handle = None
+        return False
+
+
 class Sharing:
     """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
     first answer is out (or KICK_SECONDS passed), writes the lease and serves until
@@ -11808,6 +12191,7 @@ class Sharing:
 
     def start(self, live, kicked=False):
         import _thread
+        Neighbourhood(live, self.lease.folder).install(live.board)
         if kicked:
             self.kick()
         self._ended.acquire()
@@ -12176,6 +12560,8 @@ def run_http(live, host, port, elector=None):
     lease = None
     if elector is not None:
         lease = serve_lease(elector, host)
+    if lease is not None:
+        Neighbourhood(live, lease.folder).install(live.board)
     try:
         server, mcp = http_server(live, host, port, lease and Access(lease.token, True),
                                   elector.options if lease else None, bound_name(host),

@@ -55,7 +55,9 @@ BUILTINS = {
                        {"policy": "disabled"}),
     "peers.list": ("Who else works here", "majordomus_peers",
                    {"uri": "majordomus://peers", "name": "peers"}, "/api/v1/peers", ["peers"],
-                   "Empty", "PeerList", {"policy": "disabled"}),
+                   "PeersInput", "PeerList", {"policy": "disabled"}),
+    "peers.tell": ("Tell this checkout of another's announce", None, None,
+                   "/api/v1/peers/tell", None, "TellInput", "Told", {"policy": "disabled"}),
     "perf.counters": ("Performance counters", "majordomus_perf", None, "/api/v1/perf", None,
                       "Empty", "CounterSnapshot", {"policy": "disabled"}),
     "prompts.get": ("Get one prompt, filled in", "majordomus_prompt", None, "/api/v1/prompt",
@@ -86,11 +88,11 @@ DECLARATIVES = [
     ("rule", "majordomus.scope-integrity@1", RULE_PATH, "rule", "rules", "Stay inside the claimed paths",
      "A task changes only the files it said it would change.", ["scope", "review"]),
 ]
-COMMANDS = {"peers.announce"}      # §27: the one command (POST, not read-only)
+COMMANDS = {"peers.announce", "peers.tell"}   # §27, §31: the commands (POST, not read-only)
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 25 (16 builtin, 9 declarative); mcp tools 13, mcp resources 11, "
-                "http routes 16, cli commands 12")
+SUMMARY_LINE = ("capabilities: 26 (17 builtin, 9 declarative); mcp tools 13, mcp resources 11, "
+                "http routes 17, cli commands 12")
 
 
 def kind_of(cid):
@@ -270,7 +272,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (25, 25))
+                self.assertEqual((data["count"], data["total"]), (26, 26))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -278,10 +280,10 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (25, 16, 9, 13, 11, 16, 12))
+                     summary["cli_commands"]), (26, 17, 9, 13, 11, 17, 12))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"command": 1, "query": 15, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 25)
+                                 {"command": 2, "query": 15, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 26)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -650,7 +652,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (25, 25))
+                self.assertEqual((data["count"], data["total"]), (26, 26))
 
 
 if __name__ == "__main__":

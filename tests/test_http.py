@@ -105,13 +105,14 @@ ROUTES = {
     "context.resolve": ("/api/v1/context", "majordomus_context", "ContextResolution"),
     "peers.list": ("/api/v1/peers", "majordomus_peers", "PeerList"),
     "peers.announce": ("/api/v1/peers/announce", "majordomus_announce", "Peer"),
+    "peers.tell": ("/api/v1/peers/tell", None, "Told"),                          # §31
     "context.brief": ("/api/v1/brief", "majordomus_brief", "Brief"),
     "context.list": ("/api/v1/context/list", None, "ContextList"),               # §33
     "context.validate": ("/api/v1/context/validate", None, "ContextValidation"),
     "context.affected": ("/api/v1/context/affected", "majordomus_affected", "ContextAffected"),
     "context.sync": ("/api/v1/context/sync", None, "ContextSync"),
 }
-COMMANDS = {"peers.announce"}      # §27: routed by POST, the input a JSON body
+COMMANDS = {"peers.announce", "peers.tell"}   # §27, §31: routed by POST, the input a JSON body
 # id -> {parameter name: required}
 PARAMETERS = {
     "repository.info": {},
@@ -124,7 +125,7 @@ PARAMETERS = {
     "perf.counters": {},
     "prompts.get": {"name": True, "arguments": False},
     "context.resolve": {"path": True, "provider": False, "audience": False},
-    "peers.list": {},
+    "peers.list": {"local": False},
     "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
                       "budget_lines": False},
     "context.list": {}, "context.validate": {},
@@ -410,10 +411,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
                           summary["mcp_tools"], summary["mcp_resources"],
                           summary["http_routes"], summary["cli_commands"]),
-                         (25, 16, 9, 13, 11, 16, 12))
+                         (26, 17, 9, 13, 11, 17, 12))
         self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"command": 1, "query": 15, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 25)
+                         {"command": 2, "query": 15, "resource": 9})
+        self.assertEqual(sum(summary["by_stability"].values()), 26)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -579,10 +580,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         first = self.get_ok(self.srv, "/api/v1/capabilities")      # §16: 20 a page
         self.assertEqual(list(first), ["count", "total", "summary", "capabilities",
                                        "next_cursor"])
-        self.assertEqual((first["count"], first["total"]), (20, 25))
+        self.assertEqual((first["count"], first["total"]), (20, 26))
         doc = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (25, 25))
+        self.assertEqual((doc["count"], doc["total"]), (26, 26))
         self.assertEqual(doc["capabilities"][:20], first["capabilities"])
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))

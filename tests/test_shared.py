@@ -258,7 +258,7 @@ class ThreeClientsTest(SharedCase):
         self.assertEqual(self.tool(a, "majordomus_perf")["index_builds"], 1)
 
         listing = self.tool(b, "majordomus_peers")
-        self.assertEqual(list(listing), ["count", "caller", "peers"])
+        self.assertEqual(list(listing), ["count", "caller", "peers", "boards", "complete"])
         self.assertEqual(listing["count"], 3)
         self.assertEqual([(p["id"], p["client"], p["transport"]) for p in listing["peers"]],
                          [("p1", "alpha", "stdio"), ("p2", "beta", "bridge"),
@@ -266,7 +266,7 @@ class ThreeClientsTest(SharedCase):
         self.assertEqual(listing["caller"], "p2")
         for peer in listing["peers"]:
             self.assertEqual(list(peer), ["id", "client", "transport", "since", "scope",
-                                          "overlaps"])
+                                          "overlaps", "worktree", "branch", "claim"])
         self.assertEqual(self.tool(c, "majordomus_peers")["caller"], "p3")
         for s in (a, b, c):
             self.ok(s, "resources/subscribe", {"uri": PEERS_URI})
@@ -277,7 +277,7 @@ class ThreeClientsTest(SharedCase):
         self.assertEqual((mine["id"], mine["intent"], mine["scope"], mine["overlaps"]),
                          ("p2", "rework the rules", [".ai/repo/rules"], []))
         self.assertEqual(list(mine), ["id", "client", "transport", "since", "intent", "scope",
-                                      "announced", "overlaps"])
+                                      "announced", "overlaps", "worktree", "branch", "claim"])
         self.assertEqual((self.told(a), self.told(c)), ([], []))
         # one that overlaps: the overlapped session hears it, the others do not
         theirs = self.tool(c, "majordomus_announce", {
@@ -637,7 +637,7 @@ class PeersTest(SharedCase):
         p = support.run(["peers", "--format", "json"], self.repo, env=self.env)
         self.assertEqual(p.returncode, 0, p.stderr)
         value = json.loads(p.stdout)
-        self.assertEqual(list(value), ["count", "peers"])
+        self.assertEqual(list(value), ["count", "peers", "boards", "complete"])
         self.assertEqual([(x["id"], x["client"], x["scope"]) for x in value["peers"]],
                          [("p1", "alpha", ["docs"])])
         p = support.run(["peers"], os.path.join(self.repo, ".ai"), env=self.env)
