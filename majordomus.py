@@ -2913,7 +2913,7 @@ def context_target(root, given, absent=False):
     """§20.2 step 1, as the shell tool has it: (the normalised path, its directory). With
     `absent` (the brief, §26), a path that does not exist is a file that would be created
     there, judged by the nearest folder above it that exists: (path, directory, exists)."""
-    path = target_path(root, given)
+    path = target_path(root, given, as_sent=absent)
     full = native_path(root, path) if path != "." else root
     exists = os.path.exists(full)
     if not exists and not absent:
@@ -2939,26 +2939,49 @@ def bounded_path(given):
         raise InvalidInput("the path is over the %d byte bound" % PATH_BOUND)
     if "\x00" in given:
         raise InvalidInput("the path holds a NUL character")
+    return given
 
 
-def target_path(root, given):
+def target_path(root, given, as_sent=False):
     """§20.2 step 1's normalisation: `given` relative to the root (a path under the root
     made relative; a leading ./, doubled and trailing slashes), `.` for the root itself;
     RefusedPath when it is empty, absolute elsewhere, or leaves the repository;
-    InvalidInput when it is not bounded (bounded_path)."""
+    InvalidInput when it is not bounded (bounded_path). `as_sent` (a brief's, an
+    announce's path: as clients send them, §29) reads the platform's own separator as `/`
+    and a path that names the root through a symbolic link, as a hook that sends the
+    folder it was started in does; context resolution takes the shell tool's forms only."""
     bounded_path(given)
     if not given:
         raise RefusedPath("refused-path '' (absolute, or leaves the repository)")
-    path = given
-    if path == root or path.startswith(root + "/"):
-        path = path[len(root):]
+    path, top = given, root
+    if as_sent and os.sep != "/":
+        path, top = path.replace(os.sep, "/"), root.replace(os.sep, "/")
+    if path == top or path.startswith(top + "/"):
+        path = path[len(top):]
         path = path[1:] if path.startswith("/") else path
+    elif as_sent and os.path.isabs(given):
+        under = _under_root(root, given)
+        path = path if under is None else under
     path = path or "."
     if path != ".":
         path = norm_rel(path)
         if path is None:
             raise RefusedPath("refused-path '%s' (absolute, or leaves the repository)" % given)
     return path
+
+
+def _under_root(root, given):
+    """An absolute path that names a place under the root through a symbolic link (the
+    root is a real path, §2.1): that place relative to the root ("" for the root itself),
+    else None. The part of `given` that does not exist yet is kept as written."""
+    real = os.path.realpath(given)
+    if real == root:
+        return ""
+    inside = os.path.join(root, "")
+    if not real.startswith(inside):
+        return None
+    rest = real[len(inside):]
+    return rest.replace(os.sep, "/") if os.sep != "/" else rest
 
 
 def refuse_outside(root, where, path):
@@ -3994,8 +4017,9 @@ def context_failures(problems):
 def scope_path(root, given):
     """A path of an announced scope, normalised and refused as §20.2's target is
     (target_path, refuse_outside). It need not exist (a peer may announce a file it will
-    create): its nearest existing ancestor must not lead outside the repository."""
-    path = target_path(root, given)
+    create): its nearest existing ancestor must not lead outside the repository. Taken
+    as clients send it (§29)."""
+    path = target_path(root, given, as_sent=True)
     probe = path
     while probe != "." and not os.path.lexists(native_path(root, probe)):
         probe = probe.rpartition("/")[0] or "."
@@ -4429,11 +4453,12 @@ SNIPPET_LIMIT = 200
 # description; the content without its front matter. Lengths are counted in characters.
 # An object's name and summary say what it is about; a long body names many things in
 # passing (§26: agents ask in sentences, whose words a long document carries anyway).
-SEARCH_WEIGHTS = (3.0, 1.5, 0.4)
+SEARCH_WEIGHTS = (3.0, 2.0, 0.4)
 BM25_K1, BM25_B = 3.0, 0.75
 PHRASE_BONUS = 1.0        # per query term, when the whole query appears verbatim
 PAIR_BONUS = 3.0          # per two neighbouring words of the query that stand together
 PAIR_SCAN = 40            # the best hits looked at for such neighbours
+IDENTIFIER_BONUS = 5.0    # per word of an identifier of the query an object holds verbatim
 STOP_WEIGHT = 0.2         # what a function word of the query weighs (a sentence's "how do I")
 # The English function words of a question: they count for the score, lightly.
 STOPWORDS = frozenset("""a about all also am an and any are as at be been being but by can
@@ -4506,45 +4531,57 @@ def query_terms(query):
 
 def _search_fields(obj):
     """An object's three searched texts: its name (kind, identity, title and tags: "which
-    profile" asks for a kind); the description; the content without front matter (for
-    YAML, its scalar values and its comments, the file's own prose, so that keys never
-    match)."""
+    profile" asks for a kind); the description; the content without front matter."""
     head = " ".join([obj.kind, obj.identity, obj.title or ""] + obj.tags())
-    return head, obj.description or "", _search_body(obj)
+    description = obj.description
+    if description is None and obj.media_type == "application/yaml":
+        description = _opening_comment(obj.content)
+    return head, description or "", _search_body(obj)
+
+
+def _opening_comment(content):
+    """A YAML file's own description: the comment lines that open it, up to the first
+    line that is not a comment (a file without a `description` says what it is there)."""
+    lines = []
+    for line in content.split("\n"):
+        text = line.strip()
+        if not text.startswith("#"):
+            if text or lines:
+                break
+            continue
+        lines.append(text.lstrip("#").strip())
+    return " ".join(filter(None, lines))
 
 
 def _search_body(obj):
+    """What a search reads of an object's content: a Markdown body (the front matter is
+    the object's fields, never its text); a text file; a YAML file's own text, its keys,
+    values and comments (`builder_budget_lines` finds the policy, §29); a member of a
+    file (its metadata) as one `key: value` line a scalar, keys dotted."""
     if obj.body is not None:
         return obj.body
-    if obj.media_type == "text/plain":
+    if obj.media_type in ("text/plain", "application/yaml"):
         return obj.content
-    values = "\n".join(filter(None, map(render_scalar, _leaves(obj.metadata))))
-    if obj.media_type == "application/yaml" and "#" in obj.content:
-        return values + "\n" + "\n".join(_yaml_comments(obj.content))
-    return values
+    return "\n".join(_key_lines(obj.metadata))
 
 
-def _yaml_comments(content):
-    """The comments of a YAML file: a line's text after a `#` that begins it or follows a
-    blank (a `#` inside a quoted value may be taken too: for search, harmless)."""
-    for line in content.splitlines():
-        text = line.lstrip(" \t")
-        marks = [0] if text.startswith("#") else [
-            at for at in (text.find(" #"), text.find("\t#")) if at > 0]
-        if marks:
-            yield text[min(marks):].lstrip(" \t#")
-
-
-def _leaves(node):
-    """The scalar leaves of a metadata tree, in order; a stack, not a recursion (any
-    depth, §25)."""
-    stack = [iter(node.values() if isinstance(node, dict) else node)]
+def _key_lines(node):
+    """`key.path: value` of each scalar leaf of a metadata tree, in order (a list's items
+    under the list's key); a stack, not a recursion (any depth, §25)."""
+    stack = [("", iter(node.items()), True)]
     while stack:
-        for value in stack[-1]:
-            if isinstance(value, (dict, list)):
-                stack.append(iter(value.values() if isinstance(value, dict) else value))
+        prefix, items, mapping = stack[-1]
+        for key, value in items:
+            name = (prefix + "." + key if prefix else key) if mapping else prefix
+            if isinstance(value, dict):
+                stack.append((name, iter(value.items()), True))
                 break
-            yield value
+            if isinstance(value, list):
+                stack.append((name, iter(enumerate(value)), False))
+                break
+            text = render_scalar(value)
+            if text:
+                yield "%s: %s" % (name, text) if name else text
         else:
             stack.pop()
 
@@ -4932,6 +4969,65 @@ def term_index(gen):
     return gen.memo("terms", build)
 
 
+RULE_KIND = "rule"
+
+
+def rule_id(obj):
+    """A rule's id: its `id`, else its identity."""
+    return render_scalar(obj.metadata.get("id")) or obj.identity
+
+
+def version_rank(version):
+    """How versions compare: an integer above any text, texts by their characters."""
+    return (1, version, "") if type(version) is int else (0, 0, render_scalar(version) or "")
+
+
+def in_force(obj):
+    """Whether a rule's status puts it in force: active, or absent (§26)."""
+    return render_scalar(obj.metadata.get("status")) in (None, "", "active")
+
+
+def rule_versions(gen):
+    """{rule id: the object of its version in force (the highest version whose status is
+    active or absent), else of its highest version}, once per generation: the one version
+    a ranked search lists (§29) and the brief's rules in force (§26) are read from it."""
+    def build():
+        best = {}
+        for obj in gen.index.objects:
+            if obj.kind != RULE_KIND:
+                continue
+            rank = (in_force(obj), version_rank(obj.metadata.get("version")))
+            key = rule_id(obj)
+            held = best.get(key)
+            if held is None or rank > held[0]:
+                best[key] = (rank, obj)
+        return {key: obj for key, (_, obj) in best.items()}
+    return gen.memo("rules.versions", build)
+
+
+def _other_versions(gen):
+    """{id(object): the object of its version in force} of every rule whose id has more
+    than one version (the one in force too), once per generation."""
+    by_id = {}
+    for obj in gen.index.objects:
+        if obj.kind == RULE_KIND:
+            key = rule_id(obj)
+            held = by_id.get(key)
+            if held is None:
+                by_id[key] = obj
+            elif type(held) is list:
+                held.append(obj)
+            else:
+                by_id[key] = [held, obj]
+    out = {}
+    for versions in by_id.values():
+        if type(versions) is list:
+            keep = max(versions, key=lambda v: (in_force(v), version_rank(
+                v.metadata.get("version"))))
+            out.update((id(v), keep) for v in versions)
+    return out
+
+
 RECENT_QUERIES = 16       # queries whose hits of every kind a generation keeps
 
 
@@ -4966,9 +5062,52 @@ def _ranked_hits(gen, query):
             obj = index.objects[position]
             if phrase in (obj.title or "").casefold() or phrase in _search_body(obj).casefold():
                 scores[position] += PHRASE_BONUS * words
-    hits = [(round(score, 4), index.objects[position]) for position, score in scores.items()]
+    _identifier_bonus(index, query, scores)
+    hits = _one_version(gen, [(round(score, 4), index.objects[position])
+                              for position, score in scores.items()])
     hits.sort(key=lambda hit: (-hit[0], hit[1].uri))
     return hits
+
+
+def _identifier_bonus(index, query, scores):
+    """IDENTIFIER_BONUS a part for each identifier of the query (words joined by `_`, `.`
+    or `-`: a YAML key, a rule's id, a finding's code, §29) that an object's text holds
+    verbatim (case-folded), or, a YAML file's, as the path of one of its keys
+    (`context.builder_budget_lines`): a key asked by name, alone or in a sentence, finds
+    what declares it before what merely carries its words."""
+    import re
+    for name in dict.fromkeys(re.findall(r"[^\W_]+(?:[_.\-][^\W_]+)+", query.casefold())):
+        parts = len(re.findall(_WORD, name))
+        last = name.rpartition(".")[2]
+        for position in index.phrase_positions(last):
+            if position in scores:
+                obj = index.objects[position]
+                if any(name in text.casefold() for text in _search_fields(obj)) or (
+                        "." in name and obj.media_type == "application/yaml" and any(
+                            line.casefold().startswith(name + ":")
+                            for line in _key_lines(obj.metadata))):
+                    scores[position] += IDENTIFIER_BONUS * parts
+
+
+def _one_version(gen, hits):
+    """One hit a rule id (§29): its version in force (rule_versions), with the best score
+    of its versions; every other hit as it is (all of them, at no cost, in a layer whose
+    rules have one version each)."""
+    others = gen.memo("rules.other_versions", lambda: _other_versions(gen))
+    if not others:
+        return hits
+    out, at = [], {}
+    for score, obj in hits:
+        if id(obj) in others:
+            obj = others[id(obj)]
+            held = at.get(obj.uri)
+            if held is not None:
+                if score > out[held][0]:
+                    out[held] = (score, obj)
+                continue
+            at[obj.uri] = len(out)
+        out.append((score, obj))
+    return out
 
 
 def _scores(index, terms, words):
@@ -5066,44 +5205,76 @@ def ranked_snippet(obj, terms):
 # 13. The brief (§26): what an agent needs before it works on a path, in one answer and
 #    in any state of the layer: the chain of §20.2 with the documents' text, the rules in
 #    force, the default profile and what the intent relates to, within a line budget.
-#    brief() decides what goes in (the JSON); brief_text() renders the JSON as the
-#    Markdown a model reads, and the line budget is counted on that text.
+#    brief() decides what goes in (the JSON); brief_layout() lays the JSON out as the
+#    parts of the Markdown a model reads: one structure that counts the budget, prints the
+#    text (brief_text) and that the page (brief_html) draws from.
 # ---------------------------------------------------------------------------------------
 
 BRIEF_SCHEMA = "brief/v1"
-BRIEF_LINES = (20, 300, 5000)   # the least, default and most a budget may be
-BRIEF_RELATED = 5               # hits of the intent's search a brief names at most
+BRIEF_LINES = (20, 300, 5000)   # the least, default and most a budget of lines may be
+BRIEF_CHARS = (1000, 12000, 200000)   # and of characters (§29)
+BRIEF_RELATED = 5               # hits of the intent's search a brief names at most, and
+                                # documents the chain links to
+BRIEF_RELEVANT = 5              # rules chosen as relevant at most (§29)
+RELEVANT_SHARE = 0.7            # of the best rule's score a relevant rule has at least
+RELATED_SHARE = 0.6             # of the best hit's score a related hit has at least
+PATH_WEIGHT = 1.0               # what the path's words weigh beside an intent's
+PROJECTION_WORD = "projection"  # what a generated file is, beside its path's words
+# Words a file's name carries that say nothing of what it is about (`new-rule.v1.md`).
+PLACEHOLDER_WORDS = frozenset("new old tmp temp copy draft untitled file".split())
+BRIEF_EXCERPT = 10              # lines of a linked or related document's passage at most
 BRIEF_PROBLEMS = 10             # problems the text names at most (the JSON has them all)
 BRIEF_STATEMENT = 280           # characters of a rule's statement its line shows
+BRIEF_NAME = 160                # characters of a title, path or reason a line shows
+BRIEF_HEAD = 80                 # and the header (which a budget never cuts)
+BRIEF_SHORT = 60                # characters of a title a blocking rule's line shows
 BRIEF_BUDGET = "budget"         # the reason of what did not fit
+BRIEF_MORE_RULES = "majordomus_list kind=rule"
 
 
 def brief(gen, arguments):
-    """§26: the Brief of a path (the handler of context.brief)."""
+    """§26, §29: the Brief of a path (the handler of context.brief): the chain of §20.2 with
+    the documents' text, the rules in force ranked for the path and the intent, the
+    documents the chain links to and the objects the intent relates to, each with its
+    passage, the projection the path is, what was left out; laid out within the budget."""
+    given = bounded_path(arguments["path"])       # §25.1: before any file-system call
     tree = gen.index.context
     provider, audience = context_filters(tree, arguments)
-    default_budget, profile = _brief_policy(gen)
-    budget = arguments.get("budget_lines", default_budget)
-    target, directory, exists = context_target(gen.root, arguments["path"], absent=True)
+    default_lines, profile = _brief_policy(gen)
+    target, directory, exists = context_target(gen.root, given, absent=True)
     chain, excluded = context_chain(tree, target, directory, provider, audience,
                                     unlisted=not exists)
-    forced = rules_in_force(gen)
-    named = _named_by(gen, [doc for doc, _ in chain], forced)
+    docs = [doc for doc, _ in chain]
     intent = " ".join((arguments.get("intent") or "").split())
-    related = _related(gen, intent, chain, excluded, profile) if intent else []
-    docs = [dict(_chain_entry(tree, number, doc, reason), body=_body_lines(doc.obj))
-            for number, (doc, reason) in enumerate(chain, 1)]
-    value = {
+    held = {doc.obj.uri for doc in docs} | {doc.obj.uri for doc, _ in excluded}
+    if profile is not None:
+        held.add(profile["uri"])
+    linked = _linked(gen, docs, held, target)          # [(object, the linking document)]
+    documents = [obj for obj, _ in linked if obj.kind != RULE_KIND]
+    forced = rules_in_force(gen)
+    named = _named_by(gen, docs + documents, forced, linked)
+    projection, source = _brief_projection(gen, target)
+    words = _path_words(gen, target, {doc.dir for doc in docs}) + (
+        " " + PROJECTION_WORD if projection else "")
+    rules = _ranked_rules(gen, forced, named, intent, words)
+    hits = _related(gen, intent, words, target, held | {obj.uri for obj, _ in linked})
+    terms = _brief_terms(intent + " " + words)
+    sections = gen.memo("brief.sections", dict)
+    related = [_related_entry(obj, terms, sections) for obj in documents + hits]
+    problems, others = _own_problems(tree, chain, excluded, directory)
+    value = BriefAnswer({
         "schema": BRIEF_SCHEMA, "target": target, "directory": directory, "exists": exists,
-        "degraded": bool(tree.problems),
-        "problems": [{"code": d.code, "path": d.path, "message": d.message}
-                     for d in tree.problems],
-        "fingerprint": _fingerprint(tree, [doc for doc, _ in chain]),
-        "budget_lines": budget, "used_lines": 0, "documents": [], "rules": [],
-        "profile": profile, "related": [], "left_out": [
-            {"uri": doc.obj.uri, "reason": reason} for doc, reason in excluded]}
-    _fit(value, docs, forced, named, related)
-    value["used_lines"] = brief_text(value).count("\n")
+        "projection": projection, "degraded": bool(tree.problems),
+        "problems": [{"code": d.code, "path": d.path, "message": d.message} for d in problems],
+        "fingerprint": _fingerprint(tree, docs),
+        "budget_lines": arguments.get("budget_lines", default_lines), "used_lines": 0,
+        "budget_chars": arguments.get("budget_chars", BRIEF_CHARS[1]), "used_chars": 0,
+        "documents": [], "rules": [], "profile": profile, "related": [],
+        "left_out": [{"uri": doc.obj.uri, "reason": reason} for doc, reason in excluded]
+        + rules_not_in_force(gen)})
+    value.others, value.source = others, source
+    _fit(value, [dict(_chain_entry(tree, number, doc, reason), body=_body_lines(doc.obj))
+                 for number, (doc, reason) in enumerate(chain, 1)], rules, related)
     return value
 
 
@@ -5127,31 +5298,35 @@ def _brief_policy(gen):
     return gen.memo("brief.policy", build)
 
 
+def _brief_projection(gen, target):
+    """(§29's `projection` of the target, or None; the URI of the policy it is generated
+    from): the projection check of check-sync (§33), said as the brief says it: `source`
+    the policy's path, `stamp` what the file's stamp names (`policy P, content C`; None
+    when it has none, or does not exist yet), `stale` as the check says."""
+    found = projection_of(gen.root, gen.decl, gen.index.results, target)
+    if found is None:
+        return None, None
+    stamp = found["stamp"]
+    policy = policy_object(gen.decl, gen.index.results)
+    return {"source": found["source"], "stamp": "policy %s, content %s" % (
+        stamp["policy"], stamp["content"]) if stamp else None, "stale": found["stale"]}, (
+        policy.uri if policy is not None else None)
+
+
 def rules_in_force(gen):
     """§26: the index's rules in force, once per generation: objects of kind rule whose
-    status is active or absent, the highest version of each id, blocking first, then by
-    id; each {uri, id, version, title, class, statement} (statement: else description)."""
+    status is active or absent, the highest version of each id (rule_versions), blocking
+    first, then by id; each {uri, id, version, title, class, statement} (statement: else
+    description)."""
     def build():
-        best = {}
-        for obj in gen.index.objects:
-            if obj.kind != "rule":
-                continue
-            meta = obj.metadata
-            if render_scalar(meta.get("status")) not in (None, "", "active"):
-                continue
-            rule_id = render_scalar(meta.get("id")) or obj.identity
-            version = meta.get("version")
-            rank = (1, version, "") if type(version) is int else (
-                0, 0, render_scalar(version) or "")
-            held = best.get(rule_id)
-            if held is None or rank > held[0]:
-                best[rule_id] = (rank, obj)
         out = []
-        for rule_id, (_, obj) in best.items():
+        for key, obj in rule_versions(gen).items():
+            if not in_force(obj):
+                continue
             meta = obj.metadata
             version = meta.get("version")
             out.append({
-                "uri": obj.uri, "id": rule_id,
+                "uri": obj.uri, "id": key,
                 "version": version if type(version) is int else render_scalar(version),
                 "title": obj.title or obj.identity,
                 "class": render_scalar(meta.get("class")),
@@ -5161,33 +5336,69 @@ def rules_in_force(gen):
     return gen.memo("brief.rules", build)
 
 
-def _named_by(gen, docs, rules):
-    """{rule id: [the ids of the chain documents whose body names it]}: a dotted
-    identifier, or any identifier written with @N, is a name (found once per document and
-    generation)."""
-    if not docs or not rules:
-        return {}
+def rules_not_in_force(gen):
+    """§29: the rules whose status is present and not active, each a left_out entry
+    {uri, reason: `status: VALUE`, detail}, by id, then version: a status written wrong
+    (`actve`) is seen, not silent. A version below the one in force of its id is no news
+    (a rule's history) and is not listed."""
+    def build():
+        versions = rule_versions(gen)
+        out = []
+        for obj in gen.index.objects:
+            if obj.kind != RULE_KIND or in_force(obj):
+                continue
+            key = rule_id(obj)
+            current = versions.get(key)
+            rank = version_rank(obj.metadata.get("version"))
+            if current is not None and in_force(current) and rank < version_rank(
+                    current.metadata.get("version")):
+                continue
+            status = render_scalar(obj.metadata.get("status"))
+            out.append((key, rank, {
+                "uri": obj.uri, "reason": "status: %s" % _one_line(status),
+                "detail": "%s (%s) is not in force: its status is neither active nor absent"
+                          % (key, _one_line(obj.path))}))
+        out.sort(key=lambda entry: entry[:2])
+        return [entry for _, _, entry in out]
+    return [dict(entry) for entry in gen.memo("brief.not_in_force", build)]
+
+
+def _named_by(gen, docs, rules, linked):
+    """{rule id: [the ids of the documents whose body names it]}: the chain's documents
+    (ContextDoc) and the documents it links to (objects, named by their identity); a
+    dotted identifier, or any identifier written with @N, is a name (found once per
+    document and generation). A rule the chain links to is named by the linking
+    document."""
+    out = {}
+    if not rules:
+        return out
     ids = gen.memo("brief.rule_ids", lambda: frozenset(r["id"] for r in rules))
     names = gen.memo("brief.names", dict)
-    out = {}
     for doc in docs:
-        found = names.get(doc.path)
+        obj = getattr(doc, "obj", doc)
+        found = names.get(obj.uri)
         if found is None:
             import re
-            body = doc.obj.body or ""
-            found = names[doc.path] = frozenset(re.findall(
+            found = names[obj.uri] = frozenset(re.findall(
                 r"(?<![\w.@/-])([A-Za-z0-9_][\w-]*(?:\.[\w-]+)+|[A-Za-z0-9_][\w.-]*(?=@\d))",
-                body)) & ids
-        for rule_id in sorted(found):
-            out.setdefault(rule_id, []).append(doc.id)
-    return out
+                obj.body or "")) & ids
+        name = doc.id if obj is not doc else obj.identity
+        for key in sorted(found):
+            out.setdefault(key, []).append(name)
+    for obj, via in linked:
+        if obj.kind == RULE_KIND and via not in out.setdefault(rule_id(obj), []):
+            out[rule_id(obj)].append(via)
+    return {key: names for key, names in out.items() if names}
 
 
 def _body_lines(obj):
-    """A document's body (Markdown without front matter) as lines, without the blank lines
-    that open and close it."""
-    lines = [line[:-1] if line.endswith("\r") else line
-             for line in (obj.body if obj.body is not None else obj.content).split("\n")]
+    """A document's body (Markdown without front matter) as lines, line breaks read as
+    Markdown reads them (LF, CRLF and a lone CR each end a line, §29), without the blank
+    lines that open and close it."""
+    text = obj.body if obj.body is not None else obj.content
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
     start = 0
@@ -5196,117 +5407,687 @@ def _body_lines(obj):
     return lines[start:]
 
 
-def _related(gen, intent, chain, excluded, profile):
-    """§26 `related`: the best ranked hits (§21) of the intent that the brief does not
-    already hold: neither a document of the chain or left out of it, nor a rule (the rules
-    in force are listed; the others are not in force), nor the default profile."""
-    held = {doc.obj.uri for doc, _ in chain} | {doc.obj.uri for doc, _ in excluded}
-    if profile is not None:
-        held.add(profile["uri"])
-    terms = set(query_terms(intent)[0])
+def _first_section(lines):
+    """How many lines of a body its first section holds: up to its second heading."""
+    fenced = False
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif n and not fenced and _heading_level(line):
+            return n
+    return len(lines)
+
+
+def _heading_level(line):
+    """The level of an ATX heading line (`## x`: 2), else 0."""
+    stripped = line.lstrip(" ")
+    if len(line) - len(stripped) > 3 or not stripped.startswith("#"):
+        return 0
+    level = len(stripped) - len(stripped.lstrip("#"))
+    return level if level <= 6 and stripped[level:level + 1] in ("", " ", "\t") else 0
+
+
+# ---- what the chain links to, what the intent relates to
+
+def _brief_terms(words):
+    """The folded terms a passage is chosen by (the intent's and the path's words), the
+    function words left out."""
+    stopped = _stopped()
+    return frozenset(t for t in query_terms(words)[0] if t not in stopped)
+
+
+def _path_words(gen, target, governed=()):
+    """The words of a target's path a reader would search with (§29): its folders below
+    the folder every section of the manifest shares (`.ai/repo/` of `.ai/repo/rules/x.md`)
+    but those the chain's documents govern (`governed`: their folders; what such a folder
+    is about, its document says, and the brief holds it), then the file's name without
+    its extension and version mark (`.v1.md`); placeholder words (`new`) left out."""
+    shared = gen.memo("brief.sections_folder", lambda: _shared_folder(
+        gen.decl.manifest.sections.values()))
+    if target in (".", LAYER_TREE):
+        return ""
+    segments = target.split("/")
+    skip = len(shared.split("/")) if shared and target.startswith(shared + "/") else 0
+    names = [segment for n, segment in enumerate(segments[:-1]) if n >= skip
+             and "/".join(segments[:n + 1]) not in governed]
+    parts = segments[-1].split(".")
+    while len(parts) > 1 and (parts[-1].isalpha() and len(parts[-1]) <= 5 or (
+            parts[-1][:1] == "v" and parts[-1][1:].isdigit())):
+        parts.pop()
+    if target not in governed:
+        names += parts
+    import re
+    words = re.findall(_WORD, " ".join(names))
+    return " ".join(w for w in words if w.casefold() not in PLACEHOLDER_WORDS)
+
+
+def _shared_folder(paths):
+    paths = [p.split("/") for p in paths]
+    if not paths:
+        return ""
+    shared = []
+    for segments in zip(*[p[:-1] for p in paths]):
+        if len(set(segments)) != 1:
+            break
+        shared.append(segments[0])
+    return "/".join(shared)
+
+
+def _linked(gen, docs, held, target):
+    """[(object, the id of the chain document that links to it)] in chain order, then
+    body order, at most BRIEF_RELATED documents: what a chain document's body names by a
+    Markdown link, a repository path (relative to the document's folder, else to the
+    root) or a majordomus:// URI, when the index holds it and the brief does not already
+    (`held`); never the target itself. Found once per document and generation."""
+    links = gen.memo("brief.links", dict)
+    by_path = gen.memo("brief.by_path", lambda: {
+        obj.path: obj for obj in gen.index.objects if "member" not in obj.provenance})
+    out, seen, documents = [], set(held), 0
+    for doc in docs:
+        found = links.get(doc.path)
+        if found is None:
+            found = links[doc.path] = _links_of(doc.obj.body or "", doc.dir, by_path,
+                                                gen.index.by_uri)
+        for obj in found:
+            if obj.uri in seen or obj.path == target:
+                continue
+            if obj.kind != RULE_KIND:
+                if documents == BRIEF_RELATED:
+                    continue
+                documents += 1
+            seen.add(obj.uri)
+            out.append((obj, doc.id))
+    return out
+
+
+def _links_of(body, folder, by_path, by_uri):
+    """The objects a body names by link, path or URI, in body order, once each."""
+    import posixpath
+    import re
     out = []
-    for _, obj in ranked_hits(gen, intent, None):
-        if obj.kind == "rule" or obj.uri in held:
+    for match in re.finditer(r"\]\(\s*<?([^)\s>]+)|majordomus://[^\s)`'\"<>\]]+|[^\s`'\"()"
+                             r"\[\]<>*,;|]+", body):
+        word = match.group(1) or match.group()
+        if word.startswith("majordomus://"):
+            found = by_uri.get(word.rstrip(".:"))
+        else:
+            word = word.partition("#")[0].rstrip(".:")
+            if not word or "://" in word or word.startswith(("mailto:", "/")) or (
+                    "/" not in word and "." not in word):
+                continue
+            found = None
+            for base in (folder, ""):
+                candidate = posixpath.normpath(posixpath.join(base, word)) if base else (
+                    posixpath.normpath(word))
+                found = by_path.get(candidate)
+                if found is not None:
+                    break
+        if found is not None and found not in out:
+            out.append(found)
+    return out
+
+
+def _related(gen, intent, words, target, held):
+    """§26 `related`: the best ranked hits (§21) of the intent that the brief does not
+    already hold (`held`: the chain, what it left out, the default profile, what it links
+    to), never a rule (the rules are ranked on their own) nor the target itself; at most
+    BRIEF_RELATED, each with at least RELATED_SHARE of the best one's score."""
+    if not intent:
+        return []
+    scores = _two_part_scores(gen, intent, words, None)
+    if not scores:
+        return []
+    best = max(score for score, _ in scores.values())   # of every kind, rules too
+    out = []
+    for score, obj in sorted(scores.values(), key=lambda hit: (-hit[0], hit[1].uri)):
+        if score < best * RELATED_SHARE:
+            break
+        if obj.kind == RULE_KIND or obj.uri in held or obj.path == target:
             continue
-        snippet = ranked_snippet(obj, terms)
-        out.append({"uri": obj.uri, "kind": obj.kind, "title": obj.title or obj.identity,
-                    "snippet": snippet if snippet is not None else (obj.description or "")})
+        out.append(obj)
         if len(out) == BRIEF_RELATED:
             break
     return out
 
 
-def _fit(value, docs, rules, named, related):
-    """Fill the brief within its budget, in this order of priority: the header; the rules
-    the chain names; each document's heading; the related hits; the blocking rules; the
-    documents' bodies, most specific first (a body cut at a line boundary, with a pointer
-    to the rest); the other rules. What does not fit at all goes to left_out. The text
-    keeps §26's order (header, rules, documents, related, left out); the line counts here
-    are brief_text's. `rules`: the rules in force (blocking first, then by id); `named`:
-    {rule id: the chain documents that name it}. Made for 10,000 rules: a rule costs one
-    line, so once one does not fit none after it does, and the rest is sliced off."""
-    budget = value["budget_lines"]
-    marked = [n for n, rule in enumerate(rules) if rule["id"] in named] if named else []
-    skip = frozenset(marked)
-    blocking = next((n for n, rule in enumerate(rules) if rule["class"] != "blocking"),
-                    len(rules))
-    specific = docs[::-1]
-    for reserve in ((3 if value["left_out"] else 0), 3):
-        state = _Room(budget - len(_brief_head(value)) - reserve)
-        shown = [n for n in marked if state.take(1, "rules")]
-        heads = {id(doc): 0 for doc in specific
-                 if state.take(3 + (1 if doc["body"] else 0), "documents")}
-        shown_related = [hit for hit in related if state.take(1, "related")]
-        cut = _run(0, blocking, skip, state, shown)
-        _fill_bodies(specific, heads, state)
-        rest = _run(blocking, len(rules), skip, state, shown)
-        listed = set(shown)
-        dropped_rules = [rules[n] for n in marked if n not in listed]
-        for begin, end in ((cut, blocking), (rest, len(rules))):
-            dropped_rules += rules[begin:end] if not any(begin <= n < end for n in marked) else [
-                rules[n] for n in range(begin, end) if n not in skip]
-        if reserve or not (dropped_rules or len(heads) < len(docs)
-                           or len(shown_related) < len(related)):
-            break
-    value["documents"] = [dict(doc, body=_cut(doc, heads[id(doc)])) for doc in docs
-                          if id(doc) in heads]
-    value["rules"] = [dict(rules[n], named_by=named.get(rules[n]["id"], []))
-                      for n in sorted(shown)]
-    value["related"] = shown_related
-    left_out = value["left_out"]
-    left_out += [{"uri": rule["uri"], "reason": BRIEF_BUDGET} for rule in dropped_rules]
-    left_out += [{"uri": doc["uri"], "reason": BRIEF_BUDGET} for doc in specific
-                 if id(doc) not in heads]
-    left_out += [{"uri": hit["uri"], "reason": BRIEF_BUDGET}
-                 for hit in related[len(shown_related):]]
+def _two_part_scores(gen, intent, words, kind):
+    """{uri: (score, object)} of §21's ranking (of one kind, or of all) for a query made of
+    the intent and the path's words: each part's scores as shares of its best hit's, the
+    path's weighing PATH_WEIGHT beside an intent (so that neither part outweighs the other
+    by its length or its rarity), summed. Each part's search is the generation's (kept for
+    the next brief that asks it)."""
+    scores = {}
+    for query, weight in ((intent, 1.0), (words, PATH_WEIGHT if intent else 1.0)):
+        hits = ranked_hits(gen, query, kind) if query else []
+        top = hits[0][0] if hits else 0.0
+        for score, obj in hits:
+            held = scores.get(obj.uri)
+            scores[obj.uri] = (round((held[0] if held else 0.0) + weight * score / top, 4), obj)
+    return scores
+
+
+def _related_entry(obj, terms, sections=None):
+    """A related object as the brief shows it: {uri, kind, title, snippet, excerpt}; a
+    document (an object with a Markdown body, not a rule or a context document) carries
+    its best passage (§29)."""
+    snippet = ranked_snippet(obj, terms) if terms else None
+    excerpt = None
+    if obj.body is not None and obj.kind not in (RULE_KIND, CONTEXT_KIND):
+        excerpt = _excerpt(obj, terms, sections)
+    return {"uri": obj.uri, "kind": obj.kind, "title": obj.title or obj.identity,
+            "snippet": snippet if snippet is not None else (obj.description or ""),
+            "excerpt": excerpt}
+
+
+def _excerpt(obj, terms, sections=None):
+    """§29: the section of a document (its heading to the next heading of the same or a
+    higher level) that best matches `terms`: the stretch (a heading to the next heading of
+    any level) carrying most of them wins, a term in its heading counting twice (ties: the
+    first); at most BRIEF_EXCERPT lines, cut with a pointer to the rest. None for an empty
+    body. `sections`: a per-generation memo of each document's stretches and their
+    terms (_stretches)."""
+    found = sections.get(obj.uri) if sections is not None else None
+    if found is None:
+        found = _stretches(obj)
+        if sections is not None:
+            sections[obj.uri] = found
+    lines, stretches = found
+    if not lines:
+        return None
+    best, chosen = -1, None
+    for stretch in stretches:
+        score = 2 * len(terms & stretch[3]) + len(terms & stretch[4])
+        if score > best:
+            best, chosen = score, stretch
+    section = lines[chosen[0]:chosen[2]]
+    while section and not section[-1].strip():
+        section.pop()
+    if len(section) > BRIEF_EXCERPT:
+        section = section[:BRIEF_EXCERPT - 1] + ["\u2026 (%d more lines: majordomus_get %s)" % (
+            len(section) - BRIEF_EXCERPT + 1, obj.uri)]
+    return "\n".join(section)
+
+
+def _stretches(obj):
+    """(a document's body lines, [(where a stretch starts, where it ends, where the section
+    it opens ends, its heading's terms, its body's terms)]): a stretch runs from a heading
+    (or the body's start) to the next heading of any level; the section a heading opens,
+    to the next heading of its level or a higher one. A first line that is a level-1
+    heading is the document's title: every section is under it, so its terms are no
+    section's own heading, and chosen it gives its stretch alone."""
+    lines = _body_lines(obj)
+    heads, fenced = [], False
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and _heading_level(line):
+            heads.append(n)
+    starts = ([0] if not heads or heads[0] else []) + heads
+    titled = bool(heads) and heads[0] == 0 and _heading_level(lines[0]) == 1
+    out = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        own = start in heads and not (titled and start == 0)
+        level = _heading_level(lines[start]) if own else 7
+        close = next((n for n in heads if n > start and _heading_level(lines[n]) <= level),
+                     len(lines))
+        out.append((start, end, close, frozenset(search_terms(lines[start])) if own
+                    else frozenset(),
+                    frozenset(search_terms(" ".join(lines[start + (start in heads):end])))))
+    return lines, out
+
+
+# ---- rules ranked (§29)
+
+def _ranked_rules(gen, forced, named, intent, words):
+    """The rules in force ranked (§29), as RuleGroups: named (by the chain or what it links
+    to), relevant (§21's ranking over the rules for the intent and the path's words: at
+    least RELEVANT_SHARE of the best rule's score, at most BRIEF_RELEVANT, by score),
+    blocking (by id), in force (by id). A rule's score is its ranking's, 0 when the query
+    does not find it. A class neither blocking nor advisory (nor absent) is listed with
+    the blocking ones, one line each, as written. Made for 10,000 rules: the blocking and
+    the other rules are the generation's lists, the chosen ones skipped, never copied."""
+    scores = {uri: score for uri, (score, _) in _two_part_scores(
+        gen, intent, words, RULE_KIND).items()}
+    by_uri = gen.memo("brief.rules_by_uri", lambda: {r["uri"]: r for r in forced})
+    best = max((score for uri, score in scores.items() if uri in by_uri), default=0.0)
+    relevant = sorted((by_uri[uri] for uri, score in scores.items() if uri in by_uri
+                       and best > 0 and score >= best * RELEVANT_SHARE
+                       and by_uri[uri]["id"] not in named),
+                      key=lambda r: (-scores[r["uri"]], r["uri"]))[:BRIEF_RELEVANT]
+    named_rules = [r for r in forced if r["id"] in named] if named else []
+    blocking, rest = gen.memo("brief.rules_split", lambda: _split_rules(forced))
+    return RuleGroups(
+        [(r, "named", scores.get(r["uri"], 0.0), named[r["id"]]) for r in named_rules],
+        [(r, "relevant", scores[r["uri"]], []) for r in relevant], blocking, rest,
+        {r["uri"] for r in named_rules} | {r["uri"] for r in relevant}, scores)
+
+
+def _split_rules(forced):
+    """(the rules in force listed on a line each, the others), each (rules, {uri:
+    position}, the left_out entries the budget would give them)."""
+    out = []
+    for why, which in (("blocking", [r for r in forced if _one_line_class(r["class"])]),
+                       ("in_force", [r for r in forced if not _one_line_class(r["class"])])):
+        out.append((which, {r["uri"]: n for n, r in enumerate(which)},
+                    [{"uri": r["uri"], "reason": BRIEF_BUDGET} for r in which]))
+    return tuple(out)
+
+
+class RuleGroups:
+    """A brief's rules in force, ranked (§29): `named` and `relevant`, items (rule, why,
+    score, named_by); `blocking` and `in_force`, (rules, {uri: position}, the left_out
+    entries of each), in order, in which the rules of `skip` (URIs: the chosen ones) are
+    not theirs; `scores`, {uri: score}."""
+
+    __slots__ = ("named", "relevant", "blocking", "in_force", "skip", "scores")
+
+    def __init__(self, named, relevant, blocking, in_force, skip, scores):
+        self.named, self.relevant, self.blocking, self.in_force = (
+            named, relevant, blocking, in_force)
+        self.skip, self.scores = skip, scores
+
+    @classmethod
+    def of(cls, items):
+        """The groups of ranked items (rule, why, score, named_by) in §29's order."""
+        split = [(why, [item[0] for item in items if item[1] == why])
+                 for why in ("blocking", "in_force")]
+        return cls([i for i in items if i[1] == "named"],
+                   [i for i in items if i[1] == "relevant"], *[
+                       (rules, {r["uri"]: n for n, r in enumerate(rules)},
+                        [{"uri": r["uri"], "reason": BRIEF_BUDGET} for r in rules])
+                       for why, rules in split],
+                   set(), {item[0]["uri"]: item[2] for item in items})
+
+    def own(self, which):
+        """The rules of a group that are its own (not chosen), in order."""
+        rules = which[0]
+        skipped = {which[1][uri] for uri in self.skip if uri in which[1]}
+        return [r for n, r in enumerate(rules) if n not in skipped] if skipped else rules
+
+    def count(self, which):
+        return len(which[0]) - sum(1 for uri in self.skip if uri in which[1])
+
+    def cut_from(self, which, start):
+        """The left_out entries of a group's own rules from its position `start` on:
+        slices of the generation's entries around the chosen ones."""
+        entries, out, at = which[2], [], start
+        for n in sorted(which[1][uri] for uri in self.skip if uri in which[1]):
+            if n >= at:
+                out += entries[at:n]
+                at = n + 1
+        return out + entries[at:]
+
+    def entry(self, rule, why):
+        return dict(rule, named_by=[], why=why, score=self.scores.get(rule["uri"], 0.0))
+
+    def total(self):
+        return len(self.named) + len(self.relevant) + self.count(self.blocking) + self.count(
+            self.in_force)
+
+
+def _rule_entry(item):
+    """A ranked rule (rule, why, score, named_by) as the Brief holds it (§29's keys)."""
+    rule, why, score, named_by = item
+    return dict(rule, named_by=named_by, why=why, score=score)
+
+
+def _one_line_class(klass):
+    """Whether a rule not chosen is listed on a line of its own: blocking, or a class
+    other than advisory written as it is (a typo stays visible)."""
+    return klass not in (None, "", "advisory")
+
+
+def _own_problems(tree, chain, excluded, directory):
+    """([the problems of the target's own chain: on a document of the chain or left out
+    of it, or on a file under .ai/ in a folder that holds the target], how many others)."""
+    paths = {doc.path for doc, _ in chain} | {doc.path for doc, _ in excluded}
+    own, others = [], 0
+    for problem in tree.problems:
+        path = problem.path
+        if path and (path in paths or path_contains(LAYER_TREE, path) and path_contains(
+                path.rpartition("/")[0] or ".", directory)):
+            own.append(problem)
+        else:
+            others += 1
+    return own, others
+
+
+# ---- the layout: one structure counts the budget, prints the text, draws the page
+#
+# The brief's text (§29) is made of parts, each a list of Markdown lines: the header, a
+# section's heading, one rule, the line of the rules also in force, one document (its
+# heading, where it is and why it applies, its body), one related object (with its
+# passage), one entry left out. Each part is printed by one function below, and _fit
+# counts the budget on those same parts, in lines and characters (a line's characters
+# and its line break): the text never says more than the parts that were counted.
+
+_BRIEF_HEADINGS = {
+    "rules": ["", "## Rules in force (%d)"],
+    "documents": ["", "## Documents that govern it, most specific first"],
+    "related": ["", "## Related: linked from these documents, or matching the intent"],
+    "left_out": ["", "## Left out"]}
+
+
+class BriefAnswer(dict):
+    """A Brief (the JSON) that carries the layout its text was counted on (BriefLayout),
+    and what the layout needs beyond the JSON: how many problems of the layer lie outside
+    the target's chain (`others`) and the URI of the policy a projection is generated from
+    (`source`). The text and the page are drawn from the layout, never made again."""
+
+    __slots__ = ("layout", "others", "source")
+
+
+class BriefLayout:
+    """The brief's text as parts, in print order: each (section, entry, lines), `section`
+    one of head, rules, documents, related, left_out; `entry` the Brief's item the part
+    prints (a rule, a document, a related object, a left_out entry; a list of rules for
+    the line of those also in force), or None for the header and a section's heading;
+    `lines` its Markdown. The one structure that counts what the budget counts (`lines`,
+    `chars`), prints the text (text()) and that brief_html draws the page from."""
+
+    __slots__ = ("parts", "lines", "chars", "counts", "_text")
+
+    def __init__(self, parts, counts=None):
+        self.parts, self.counts = parts, counts
+        self.lines = sum(len(lines) for _, _, lines in parts)
+        self.chars = sum(_cost(lines)[1] for _, _, lines in parts)
+        self._text = None
+
+    def text(self):
+        if self._text is None:
+            self._text = "".join(line + "\n" for _, _, lines in self.parts for line in lines)
+        return self._text
+
+    def entries(self, section):
+        """The entries of a section's parts, in print order."""
+        return [entry for name, entry, _ in self.parts if name == section and entry is not None]
+
+
+def _cost(lines):
+    """(lines, characters) of a part: each line and its line break."""
+    return len(lines), sum(map(len, lines)) + len(lines)
 
 
 class _Room:
-    """The lines a brief has left, and the sections already opened (a section's first
-    item costs its heading and the blank line before it too)."""
+    """What a brief has left of its budget (lines and characters), and the sections
+    already opened (a section's first part costs its heading too)."""
 
-    __slots__ = ("lines", "opened")
+    __slots__ = ("lines", "chars", "opened", "headings")
 
-    def __init__(self, lines):
-        self.lines, self.opened = lines, set()
+    def __init__(self, lines, chars, headings):
+        self.lines, self.chars, self.opened, self.headings = lines, chars, set(), headings
 
     def take(self, lines, section=None):
-        """Take `lines` (and the section's two when it opens here), if they fit."""
-        cost = lines + (2 if section is not None and section not in self.opened else 0)
-        if cost > self.lines:
+        """Take a part (its lines), and its section's heading when it opens here, if they
+        fit."""
+        cost_lines, cost_chars = _cost(lines)
+        if section is not None and section not in self.opened:
+            extra = _cost(self.headings[section])
+            cost_lines, cost_chars = cost_lines + extra[0], cost_chars + extra[1]
+        if cost_lines > self.lines or cost_chars > self.chars:
             return False
-        self.lines -= cost
+        self.lines -= cost_lines
+        self.chars -= cost_chars
         if section is not None:
             self.opened.add(section)
         return True
 
+    def give(self, lines):
+        self.lines, self.chars = self.lines + _cost(lines)[0], self.chars + _cost(lines)[1]
 
-def _run(begin, end, skip, room, shown):
-    """List the rules begin..end that `skip` does not hold while a line is left; where the
-    listing stopped."""
-    n = begin
-    while n < end:
-        if n not in skip:
-            if not room.take(1, "rules"):
+
+def _fit(value, docs, rules, related):
+    """Fill the brief within both budgets (§29), taking in this order while each part
+    fits, and stopping at the first that does not (so that what is cut goes in the cut
+    order: first the rules also in force, then related, then the tails of the documents'
+    bodies, then the blocking rules, then the relevant ones from the lowest score): the
+    header (the projection line, and as many of the chain's problems as half the budget
+    affords), the named rules, each document's heading with its first section (most
+    specific first), the relevant rules, the blocking ones, the rest of each body (most
+    specific first, a line at a time), the related objects, the rules also in force (as
+    many ids as the line affords). A body that does not fit whole ends with a pointer to
+    the rest. What does not fit goes to left_out.
+    Every cost is the part brief_layout prints. Made for 10,000 rules: a part is made only
+    when it is tried, and what the budget leaves out is sliced from the generation's
+    entries. `rules`: RuleGroups, or a list of ranked items (rule, why, score, named_by)
+    in §29's order. Sets the value's documents, rules, related, left_out, the layout and
+    the counts."""
+    budget_lines, budget_chars = value["budget_lines"], value["budget_chars"]
+    groups = rules if isinstance(rules, RuleGroups) else RuleGroups.of(rules)
+    total = groups.total()
+    headings = dict(_BRIEF_HEADINGS, rules=_heading_lines("rules", total))
+    entries = {}        # id(item) -> the rule as the Brief holds it, for a rule shown whole
+    specific = docs[::-1]
+    excluded = list(value["left_out"])
+    for reserve in ((bool(excluded),) if excluded else (False, True)):
+        room = _Room(budget_lines, budget_chars, headings)
+        if reserve:
+            room.take(_LEFT_OUT_LEAST)
+        shown_problems = _problems_shown(value, room)
+        room.take(_brief_head(value, (budget_lines, budget_chars),
+                              value["problems"][:shown_problems], value.others, value.source))
+        going = True
+        shown = {}          # id(item) -> True, for the chosen rules shown
+
+        def take_chosen(which):
+            nonlocal going
+            for item in which:
+                entry = entries.get(id(item))
+                if entry is None:
+                    entry = entries[id(item)] = _rule_entry(item)
+                if going and room.take([_rule_line(entry)], "rules"):
+                    shown[id(item)] = True
+                else:
+                    going = False
+                    return
+        take_chosen(groups.named)
+        bodies = {}         # id(doc) -> the body lines shown
+        for doc in specific:
+            # its heading and first section, else (a budget this tight) its heading alone
+            for first in (_first_section(doc["body"]), 0):
+                if going and room.take(_doc_head(doc) + doc["body"][:first] + (
+                        [_pointer(doc, first)] if first < len(doc["body"]) else []),
+                        "documents"):
+                    bodies[id(doc)] = first
+                    break
+            else:
+                going = False
+        take_chosen(groups.relevant)
+        blocking_count = groups.count(groups.blocking)
+        rules, skip, lines_shown, at = groups.blocking[0], groups.skip, [], 0
+        while going and at < len(rules):        # the blocking ones: a line each, in order
+            rule = rules[at]
+            if rule["uri"] not in skip:
+                if not room.take((_blocking_label(blocking_count) if not lines_shown else [])
+                                 + [_short_rule_line(rule)], "rules"):
+                    going = False
+                    break
+                lines_shown.append(rule)
+            at += 1
+        for doc in specific:
+            shown_lines, body = bodies.get(id(doc)), doc["body"]
+            if not going or shown_lines is None or shown_lines == len(body):
+                continue
+            room.give([_pointer(doc, shown_lines)])
+            while going and shown_lines < len(body):
+                rest = shown_lines + 1 < len(body)
+                pointer = [_pointer(doc, shown_lines + 1)] if rest else []
+                if room.take([body[shown_lines]] + pointer):
+                    room.give(pointer)
+                    shown_lines += 1
+                else:
+                    going = False
+            if shown_lines < len(body):
+                room.take([_pointer(doc, shown_lines)])     # it fitted before: it fits
+            bodies[id(doc)] = shown_lines
+        shown_related = []
+        for hit in related:
+            if going and room.take(_related_lines(hit), "related"):
+                shown_related.append(hit)
+            else:
+                going = False
+        also = groups.own(groups.in_force)
+        listed = _also_fitting(also, room, going) if also else 0
+        dropped = [{"uri": item[0]["uri"], "reason": BRIEF_BUDGET}
+                   for item in groups.named + groups.relevant if id(item) not in shown]
+        dropped += groups.cut_from(groups.blocking, at)
+        if listed < len(also):
+            dropped += groups.cut_from(groups.in_force, groups.in_force[1][also[listed]["uri"]])
+        if reserve or not (dropped or len(bodies) < len(docs)
+                           or len(shown_related) < len(related)):
+            break
+    value["documents"] = [dict(doc, body=_cut(doc, bodies[id(doc)])) for doc in docs
+                          if id(doc) in bodies]
+    value["rules"] = [entries[id(item)] for item in groups.named + groups.relevant
+                      if id(item) in shown] + [groups.entry(rule, "blocking") for rule in
+                                               lines_shown] + [groups.entry(rule, "in_force")
+                                                               for rule in also[:listed]]
+    value["related"] = shown_related
+    left_out = value["left_out"]
+    left_out += dropped
+    left_out += [{"uri": doc["uri"], "reason": BRIEF_BUDGET} for doc in specific
+                 if id(doc) not in bodies]
+    left_out += [{"uri": hit["uri"], "reason": BRIEF_BUDGET}
+                 for hit in related[len(shown_related):]]
+    counts = (total, blocking_count, len(also))
+    layout = brief_layout(value, value.others, value.source, shown_problems, counts)
+    value.layout = layout
+    value["used_lines"], value["used_chars"] = layout.lines, layout.chars
+
+
+def _problems_shown(value, room):
+    """How many of the chain's problems the header names: at most BRIEF_PROBLEMS, and
+    while the header stays within half of each budget."""
+    problems = value["problems"]
+    most = min(len(problems), BRIEF_PROBLEMS)
+    while most:
+        lines, chars = _cost(_brief_head(value, (value["budget_lines"], value["budget_chars"]),
+                                         problems[:most], value.others, value.source))
+        if (lines <= min(room.lines, value["budget_lines"] // 2)
+                and chars <= min(room.chars, value["budget_chars"] // 2)):
+            break
+        most -= 1
+    return most
+
+
+def _also_fitting(also, room, going):
+    """How many ids of the rules also in force (`also`, in order) the line lists within the
+    room (taken): as many as fit beside the pointer to the rest; the line is never made
+    with ids that do not fit (10,000 rules)."""
+    if not going:
+        return 0
+    count = len(also)
+    heading = [] if "rules" in room.opened else list(room.headings["rules"])
+    least = _cost(heading + [_also_line(also, 0, count)])     # no id: the pointer alone
+    if least[0] > room.lines:
+        return 0
+    left, shown = room.chars - least[1], 0
+    while shown < count:
+        cost = len(_id_text(also[shown])) + 2       # the id and its separator
+        if cost > left:
+            break
+        left -= cost
+        shown += 1
+    while shown and not room.take([_also_line(also, shown, count)], "rules"):
+        shown -= 1                                  # the exact line, its count's digits
+    return shown
+
+
+def _id_text(rule):
+    text = rule["id"]
+    return text if len(text) <= BRIEF_NAME and has_no_space(text) else _one_line(
+        text, BRIEF_NAME)
+
+
+def _rule_counts(value):
+    """(the rules in force, the blocking ones, those also in force) a Brief counts from its
+    JSON alone: those it holds, and the rules the budget left out (counted as also in force:
+    the budget cuts them first)."""
+    rules = value["rules"]
+    cut = sum(1 for e in value["left_out"] if e["reason"] == BRIEF_BUDGET
+              and e["uri"].startswith("majordomus://%s/" % RULE_KIND))
+    return (len(rules) + cut, sum(1 for r in rules if r["why"] == "blocking"),
+            sum(1 for r in rules if r["why"] == "in_force") + cut)
+
+
+_LEFT_OUT_LEAST = _BRIEF_HEADINGS["left_out"] + [
+    "- \u2026 999999 more (each is in left_out; read any with majordomus_get)"]
+
+
+def brief_layout(value, others=0, source=None, problems_shown=BRIEF_PROBLEMS, counts=None):
+    """The BriefLayout of a Brief: the header, the rules in force (named and relevant with
+    their statements, blocking one line each, the rest on one line), the documents' bodies
+    from the most specific to the least, the related objects with their passages, and
+    what was left out (as many entries as the budget leaves, then how many more). The
+    header's counts are the layout's own. `others`: the problems of the layer outside the
+    target's chain; `source`: the URI of the policy a projection is generated from;
+    `problems_shown`: how many of the chain's problems the header names; `counts`: (the
+    rules in force, the blocking ones, those also in force), the budget's cuts counted
+    (else _rule_counts)."""
+    problems = value["problems"][:problems_shown]
+    budgets = (value["budget_lines"], value["budget_chars"])
+    parts = [("head", None, _brief_head(value, budgets, problems, others, source))]
+    rules = value["rules"]
+    if rules and counts is None:
+        counts = _rule_counts(value)
+    if rules:
+        parts.append(("rules", None, _heading_lines("rules", counts[0])))
+        parts += [("rules", r, [_rule_line(r)]) for r in rules if r["why"] in (
+            "named", "relevant")]
+        blocking = [r for r in rules if r["why"] == "blocking"]
+        parts += [("rules", r, (_blocking_label(counts[1]) if not n else []) + [
+            _short_rule_line(r)]) for n, r in enumerate(blocking)]
+        also = [r for r in rules if r["why"] == "in_force"]
+        if also:
+            parts.append(("rules", also, [_also_line(also, len(also), counts[2])]))
+    if value["documents"]:
+        parts.append(("documents", None, _BRIEF_HEADINGS["documents"]))
+        parts += [("documents", doc, _doc_head(doc) + (doc["body"].split("\n") if doc["body"]
+                                                        else []))
+                  for doc in value["documents"][::-1]]
+    if value["related"]:
+        parts.append(("related", None, _BRIEF_HEADINGS["related"]))
+        parts += [("related", hit, _related_lines(hit)) for hit in value["related"]]
+    left_out = value["left_out"]
+    if left_out:
+        parts.append(("left_out", None, _BRIEF_HEADINGS["left_out"]))
+        used = [_cost(lines) for _, _, lines in parts]
+        room = [value["budget_lines"] - sum(c[0] for c in used),
+                value["budget_chars"] - sum(c[1] for c in used)]
+        more = _cost([_LEFT_OUT_LEAST[-1]])
+        shown = 0
+        for entry in left_out:
+            cost = _cost([_left_out_line(entry)])
+            last = shown + 1 == len(left_out)
+            need = (cost[0], cost[1]) if last else (cost[0] + more[0], cost[1] + more[1])
+            if need[0] > room[0] or need[1] > room[1]:
                 break
-            shown.append(n)
-        n += 1
-    return n
+            room = [room[0] - cost[0], room[1] - cost[1]]
+            shown += 1
+        parts += [("left_out", e, [_left_out_line(e)]) for e in left_out[:shown]]
+        if shown < len(left_out):
+            parts.append(("left_out", None, [
+                "- \u2026 %d more (each is in left_out; read any with majordomus_get)"
+                % (len(left_out) - shown)]))
+    layout = BriefLayout(parts)
+    parts[0] = ("head", None, _brief_head(value, budgets, problems, others, source,
+                                          (layout.lines, 0)))
+    layout = BriefLayout(parts)
+    # the header names the text's own count of characters: the count of a text whose
+    # header holds the count (the digits found once, a fixed point of a few steps)
+    base = layout.chars
+    for digits in range(1, 8):
+        if len(str(base + digits - 1)) == digits:
+            break
+    parts[0] = ("head", None, _brief_head(value, budgets, problems, others, source,
+                                          (layout.lines, base + digits - 1)))
+    return BriefLayout(parts, counts)
 
 
-def _fill_bodies(specific, heads, room):
-    """The documents' bodies, most specific first, within the room left (each document's
-    heading and pointer already counted): whole, or cut."""
-    for doc in specific:
-        lines = len(doc["body"])
-        if id(doc) not in heads or not lines:
-            continue
-        if lines - 1 <= room.lines:
-            room.lines -= lines - 1
-            heads[id(doc)] = lines
-        else:
-            heads[id(doc)] = room.lines
-            room.lines = 0
+def _heading_lines(section, count=None):
+    lines = _BRIEF_HEADINGS[section]
+    return lines if count is None else [lines[0], lines[1] % count]
 
 
 def _cut(doc, shown):
@@ -5314,8 +6095,11 @@ def _cut(doc, shown):
     lines = doc["body"]
     if shown >= len(lines):
         return "\n".join(lines)
-    return "\n".join(lines[:shown] + ["\u2026 (%d more lines: majordomus_get %s)"
-                                      % (len(lines) - shown, doc["uri"])])
+    return "\n".join(lines[:shown] + [_pointer(doc, shown)])
+
+
+def _pointer(doc, shown):
+    return "\u2026 (%d more lines: majordomus_get %s)" % (len(doc["body"]) - shown, doc["uri"])
 
 
 def _one_line(text, most=None):
@@ -5324,11 +6108,47 @@ def _one_line(text, most=None):
     return text if most is None or len(text) <= most else text[:most - 1] + "\u2026"
 
 
-def _brief_head(value):
-    """The header's lines: the target, what is there, the fingerprint, the budget and the
-    profile; then, when the tree does not validate, the problems (as many as the budget
-    affords, and how many more)."""
-    target, directory = _one_line(value["target"]), _one_line(value["directory"])
+def _doc_head(doc):
+    """A document's part before its body: a blank line, its title and path, where it is
+    and why it applies."""
+    return ["", "### %s (`%s`)" % (_one_line(doc["title"], BRIEF_NAME),
+                                   _one_line(doc["path"], BRIEF_NAME)),
+            "%s \u00b7 applies: %s" % (_one_line(doc["uri"], BRIEF_NAME),
+                                       _one_line(doc["reason"], BRIEF_NAME))]
+
+
+def _related_lines(hit):
+    """A related object's part: its line, then its passage quoted (inside the item)."""
+    head = "- [%s](%s) (%s)" % (_one_line(hit["title"], BRIEF_NAME),
+                                _one_line(hit["uri"], BRIEF_NAME),
+                                _one_line(hit["kind"], BRIEF_NAME))
+    if not hit.get("excerpt"):
+        return [head + ": " + _one_line(hit["snippet"], BRIEF_STATEMENT)]
+    return [head + ":"] + [("  > " + line).rstrip() for line in hit["excerpt"].split("\n")]
+
+
+def _left_out_line(entry):
+    return "- %s: %s" % (_one_line(entry["uri"], BRIEF_NAME),
+                         _one_line(entry["reason"], BRIEF_NAME))
+
+
+def _brief_head(value, budgets, problems, others=0, source=None, used=None):
+    """The header's lines: the target; the projection it is, when it is one (§29); what is
+    there; the budget (`used` of it: (lines, characters)) and the profile; then the
+    chain's problems given (and how many more) and how many others the layer has."""
+    target, directory = _one_line(value["target"], BRIEF_HEAD), _one_line(
+        value["directory"], BRIEF_HEAD)
+    lines = ["# Brief: `%s`" % target]
+    projection = value["projection"]
+    if projection is not None:
+        path = _one_line(projection["source"], BRIEF_HEAD)
+        lines.append("generated from %s (%s): edit %s, not this file (majordomus_get %s)%s" % (
+            path, "stamp %s" % _one_line(projection["stamp"], BRIEF_HEAD)
+            if projection["stamp"] else "no stamp" if value["exists"] else "not written yet",
+            path, _one_line(source or "majordomus://policy/" + projection["source"],
+                            BRIEF_HEAD),
+            "; stale: it no longer matches its stamp or the policy, `majordomus update` "
+            "writes it again" if projection["stale"] else ""))
     if not value["exists"]:
         where = ("A new file: nothing exists at this path yet; it would be created in `%s`."
                  % directory)
@@ -5337,70 +6157,88 @@ def _brief_head(value):
     else:
         where = "An existing file in `%s`." % directory
     profile = value["profile"]
-    lines = ["# Brief: `%s`" % target, where,
-             "Fingerprint `%s` \u00b7 %d of %d lines \u00b7 default profile %s" % (
-            value["fingerprint"], value["used_lines"], value["budget_lines"],
-            "[%s](%s)" % (_one_line(profile["title"]), profile["uri"]) if profile else "none")]
-    problems = value["problems"]
-    if problems:
-        shown = min(len(problems), BRIEF_PROBLEMS, (value["budget_lines"] - 10) // 2)
-        lines.append("**Degraded**: the context tree does not validate (%d problem(s)); "
-                     "`context resolve` refuses, this brief answers with the documents the "
-                     "index holds." % len(problems))
-        lines += ["- `%s` %s: %s" % (p["code"], _one_line(p["path"] or "-"),
-                                     _one_line(p["message"])) for p in problems[:shown]]
-        if shown < len(problems):
-            lines.append("- \u2026 %d more problem(s): majordomus://repository lists every "
-                         "diagnostic" % (len(problems) - shown))
+    lines_used, chars_used = used or budgets
+    lines += [where, "%d of %d lines \u00b7 %d of %d characters \u00b7 default profile %s" % (
+        lines_used, budgets[0], chars_used, budgets[1],
+        "[%s](%s)" % (_one_line(profile["title"], BRIEF_HEAD), _one_line(
+            profile["uri"], BRIEF_HEAD)) if profile else "none")]
+    every = value["problems"]
+    if every:
+        lines.append("**Degraded**: %d problem(s) in this path's chain (`context resolve` "
+                     "refuses; this brief answers with what the index holds):" % len(every))
+        lines += ["- `%s` %s: %s" % (_one_line(p["code"], BRIEF_NAME),
+                                     _one_line(p["path"] or "-", BRIEF_NAME),
+                                     _one_line(p["message"], BRIEF_STATEMENT))
+                  for p in problems]
+        if len(problems) < len(every):
+            lines.append("- \u2026 %d more problem(s) of this chain: majordomus_repository"
+                         % (len(every) - len(problems)))
+    if others:
+        lines.append("%d other problem(s) in the layer: majordomus_repository" % others)
     return lines
 
 
 def brief_text(value):
-    """The Brief as the Markdown a model reads (§26), every line of it counted by the
-    budget: the header, the rules in force (those the chain names first, then blocking,
-    then the rest), the documents' bodies from the most specific to the least, the related
-    hits, and what was left out (as many lines as the budget leaves, then how many more)."""
-    lines = _brief_head(value)
-    rules = value["rules"]
-    if rules:
-        lines += ["", "## Rules in force (%d)" % len(rules)]
-        named = [r for r in rules if r["named_by"]]
-        lines += [_rule_line(r) for r in named + [
-            r for r in rules if not r["named_by"] and r["class"] == "blocking"] + [
-            r for r in rules if not r["named_by"] and r["class"] != "blocking"]]
-    if value["documents"]:
-        lines += ["", "## Documents that govern it, most specific first"]
-        for doc in value["documents"][::-1]:
-            lines += ["", "### %s (`%s`)" % (_one_line(doc["title"]), _one_line(doc["path"])),
-                      "%s \u00b7 applies: %s" % (doc["uri"], _one_line(doc["reason"]))]
-            if doc["body"]:
-                lines += doc["body"].split("\n")
-    if value["related"]:
-        lines += ["", "## Related to the intent"]
-        lines += ["- [%s](%s) (%s): %s" % (_one_line(hit["title"]), _one_line(hit["uri"]),
-                                          _one_line(hit["kind"]),
-                                          _one_line(hit["snippet"], BRIEF_STATEMENT))
-                  for hit in value["related"]]
-    left_out = value["left_out"]
-    if left_out:
-        lines += ["", "## Left out"]
-        room = value["budget_lines"] - len(lines)
-        shown = left_out if len(left_out) <= room else left_out[:max(room - 1, 0)]
-        lines += ["- %s: %s" % (_one_line(e["uri"]), _one_line(e["reason"])) for e in shown]
-        if len(shown) < len(left_out):
-            lines.append("- \u2026 %d more (each is in left_out; read any with majordomus_get)"
-                         % (len(left_out) - len(shown)))
-    return "\n".join(lines) + "\n"
+    """The Brief as the Markdown a model reads (§26, §29): its layout's text, every line of
+    it counted by the budget (the layout the brief was made with, when it carries one)."""
+    layout = getattr(value, "layout", None)
+    return (layout if layout is not None else brief_layout(value)).text()
 
 
 def _rule_line(rule):
+    """A chosen rule's line (named or relevant): its class, title, statement, and which
+    documents name it."""
     kind = rule["class"]
-    tag = "**blocking** " if kind == "blocking" else ("%s " % _one_line(kind) if kind else "")
-    line = "- %s[%s](%s)" % (tag, _one_line(rule["title"]), _one_line(rule["uri"]))
+    tag = "**blocking** " if kind == "blocking" else ("%s " % _one_line(kind, BRIEF_NAME)
+                                                       if kind else "")
+    line = "- %s[%s](%s)" % (tag, _one_line(rule["title"], BRIEF_NAME),
+                             _one_line(rule["uri"], BRIEF_NAME))
     if rule["statement"]:
         line += ": " + _one_line(rule["statement"], BRIEF_STATEMENT)
     if rule["named_by"]:
-        line += " (named by %s)" % _one_line(", ".join(rule["named_by"]))
+        line += " (named by %s)" % _one_line(", ".join(rule["named_by"]), BRIEF_NAME)
+    return line
+
+
+def _blocking_label(count):
+    """The line before the blocking rules' lines (the rules of another class than advisory
+    with them)."""
+    return ["Blocking (%d):" % count]
+
+
+def _short_rule_line(rule):
+    """A blocking rule's line (or one of another class than advisory, as written): its id
+    and title; a title whose words the id already holds (`majordomus.ledger-integrity`,
+    "Ledger integrity") is not said twice. Made once a rule (the last lines made kept)."""
+    key = (rule["id"], rule["class"], rule["title"])
+    line = _SHORT_LINES.get(key)
+    if line is None:
+        if len(_SHORT_LINES) >= 1 << 15:
+            _SHORT_LINES.clear()
+        line = _SHORT_LINES[key] = _make_short_rule_line(rule)
+    return line
+
+
+_SHORT_LINES = {}
+
+
+def _make_short_rule_line(rule):
+    kind = rule["class"]
+    line = "- %s%s" % (_one_line(rule["id"], BRIEF_NAME), "" if kind == "blocking" else
+                       " (class %s)" % _one_line(kind, BRIEF_NAME))
+    title = _one_line(rule["title"], BRIEF_SHORT)
+    if not set(search_terms(title)) <= set(search_terms(rule["id"])):
+        line += ": " + title
+    return line
+
+
+def _also_line(also, shown, total):
+    """The line of the rules also in force: `shown` ids of them, and a pointer to the rest
+    of `total`."""
+    ids = ", ".join(_id_text(r) for r in also[:shown])
+    line = "Also in force (%d): %s" % (total, ids) if ids else "Also in force (%d):" % total
+    if shown < total:
+        line += " \u2026 (%d more: %s)" % (total - shown, BRIEF_MORE_RULES)
     return line
 
 
@@ -5568,9 +6406,7 @@ _PEER = _object_schema(
      "scope": dict(_STRINGS, description="the paths it announced it will change"),
      "announced": _STR,
      "overlaps": dict(_STRINGS, description="the peers whose scope overlaps this one's"),
-     "worktree": dict(_STR, description="its checkout's root"), "branch": _STR_OR_NULL,
-     "claim": dict(_BOOL, description="is its scope an exclusive claim?"),
-     "handle": dict(_STR, description="pass it to later announces (a 2026-07-28 request)")},
+     "worktree": _STR, "branch": _STR_OR_NULL, "claim": _BOOL, "handle": _STR},
     ("id", "client", "transport", "since", "scope", "overlaps", "worktree", "branch",
      "claim"))
 
@@ -5660,10 +6496,10 @@ TYPES = {
         "scope": {"type": "array", "items": _STR, "maxItems": 64,
                   "description": "the repository-relative paths (files or folders) you expect "
                                  "to change; '.' is the whole repository"},
-        "claim": dict(_BOOL, description="hold the scope as an exclusive claim (refused where "
-                      "another holds an overlapping one; false or an empty scope releases)"),
-        "handle": dict(_STR, description="the handle an earlier announce answered, where "
-                       "the protocol has no session")},
+        "claim": dict(_BOOL, description="hold the scope exclusively (false or an empty "
+                      "scope releases it)"),
+        "handle": dict(_STR, description="what an earlier announce answered, where there is "
+                       "no session")},
         ("intent", "scope"), closed=True),
     "Peer": _PEER,
     "PeersInput": _object_schema({"local": dict(_BOOL, description="this checkout's "
@@ -5671,50 +6507,56 @@ TYPES = {
     "PeerList": _object_schema({"count": _INT,
                                 "caller": dict(_STR, description="the id of the session asking"),
                                 "peers": {"type": "array", "items": _PEER},
-                                "boards": dict(_INT, description="the checkouts' boards read"),
-                                "complete": dict(_BOOL, description="did every checkout's "
-                                                 "server answer?")},
+                                "boards": _INT, "complete": _BOOL},
                                ("count", "peers", "boards", "complete")),
     "TellInput": _object_schema({"peer": _PEER}, ("peer",), closed=True),
     "Told": _object_schema({"told": _STRINGS}, ("told",)),
     "BriefInput": _object_schema({
-        "path": dict(_STR, description="a repository-relative path: a file, a directory ('.' "
-                     "is the root), or a file you are about to create"),
-        "intent": dict(_STR, description="what you are about to do there, in plain words: it "
-                       "finds the related objects"),
-        "provider": dict(_STR, description="only the documents for this provider (a name the "
-                         "policy's projections declare)"),
+        "path": dict(_STR, description="a file or folder ('.': the root), existing or not"),
+        "intent": dict(_STR, description="what you will do there, in plain words"),
+        "provider": dict(_STR, description="only the documents for this provider"),
         "audience": {"type": "string", "enum": list(_AUDIENCES),
                      "description": "only the documents addressed to this audience"},
         "budget_lines": {"type": "integer", "minimum": BRIEF_LINES[0],
                          "maximum": BRIEF_LINES[2],
-                         "description": "the most lines of the brief's text (default: the "
-                                        "policy's context.builder_budget_lines, else 300)"}},
+                         "description": "most lines of the text (default: the policy's "
+                                        "context.builder_budget_lines, else 300)"},
+        "budget_chars": {"type": "integer", "minimum": BRIEF_CHARS[0],
+                         "maximum": BRIEF_CHARS[2],
+                         "description": "most characters of the text (default %d)"
+                                        % BRIEF_CHARS[1]}},
         ("path",), closed=True),
     "Brief": _object_schema({
         "schema": _STR, "target": _STR, "directory": _STR, "exists": _BOOL,
+        "projection": {"anyOf": [_object_schema(
+            {"source": _STR, "stamp": _STR_OR_NULL, "stale": _BOOL},
+            ("source", "stamp", "stale")), {"type": "null"}]},
         "degraded": _BOOL,
         "problems": {"type": "array", "items": _object_schema(
             {"code": _STR, "path": _STR_OR_NULL, "message": _STR}, ("code", "path", "message"))},
         "fingerprint": _STR, "budget_lines": _INT, "used_lines": _INT,
+        "budget_chars": _INT, "used_chars": _INT,
         "documents": {"type": "array", "items": _object_schema(
             dict(_CONTEXT_DOC["properties"], body=_STR),
             _CONTEXT_DOC["required"] + ["body"])},
         "rules": {"type": "array", "items": _object_schema(
             {"uri": _STR, "id": _STR, "version": {"anyOf": [_INT, _STR, {"type": "null"}]},
              "title": _STR, "class": _STR_OR_NULL, "statement": _STR_OR_NULL,
-             "named_by": _STRINGS},
-            ("uri", "id", "version", "title", "class", "statement", "named_by"))},
+             "named_by": _STRINGS,
+             "why": _STR, "score": {"type": "number"}},
+            ("uri", "id", "version", "title", "class", "statement", "named_by", "why",
+             "score"))},
         "profile": {"anyOf": [_object_schema({"uri": _STR, "title": _STR}, ("uri", "title")),
                               {"type": "null"}]},
         "related": {"type": "array", "items": _object_schema(
-            {"uri": _STR, "kind": _STR, "title": _STR, "snippet": _STR},
-            ("uri", "kind", "title", "snippet"))},
+            {"uri": _STR, "kind": _STR, "title": _STR, "snippet": _STR,
+             "excerpt": _STR_OR_NULL},
+            ("uri", "kind", "title", "snippet", "excerpt"))},
         "left_out": {"type": "array", "items": _object_schema(
-            {"uri": _STR, "reason": _STR}, ("uri", "reason"))}},
-        ("schema", "target", "directory", "exists", "degraded", "problems", "fingerprint",
-         "budget_lines", "used_lines", "documents", "rules", "profile", "related",
-         "left_out")),
+            {"uri": _STR, "reason": _STR, "detail": _STR}, ("uri", "reason"))}},
+        ("schema", "target", "directory", "exists", "projection", "degraded", "problems",
+         "fingerprint", "budget_lines", "used_lines", "budget_chars", "used_chars",
+         "documents", "rules", "profile", "related", "left_out")),
     "RepositoryReport": _REPORT,
     "ObjectList": _object_schema({"count": _INT, "total": _INT,
                                   "objects": {"type": "array", "items": _SUMMARY},
@@ -5817,10 +6659,9 @@ BUILTINS = (
      "AffectedInput", "ContextSync", None, None, "/api/v1/context/sync",
      ["context", "check-sync"], 0),
     ("peers.list", "Who else works here",
-     "Returns the sessions sharing this repository's server (every MCP client on this "
-     "checkout) and those of its other checkouts (worktrees), each with its client's name, "
-     "transport, checkout and branch, since when, what it announced it will change (or "
-     "claimed), and whose announced paths overlap its own.",
+     "Returns the sessions sharing this repository's server and its other checkouts' "
+     "(worktrees), each with its client's name, transport, checkout and branch, since when, "
+     "what it announced it will change, and whose announced paths overlap its own.",
      "PeersInput", "PeerList", "majordomus_peers", ("majordomus://peers", "peers"),
      "/api/v1/peers", ["peers"], 0),
     ("peers.announce", "Announce what you will change",
@@ -5832,16 +6673,14 @@ BUILTINS = (
      "AnnounceInput", "Peer", "majordomus_announce", None, "/api/v1/peers/announce", None, 0,
      "command"),
     ("peers.tell", "Tell this checkout of another's announce",
-     "What a server of another checkout of the repository sends when one of its sessions "
-     "announces: the sessions here whose paths overlap are told.",
+     "What another checkout's server sends when one of its sessions announces: the "
+     "sessions here whose paths overlap are told.",
      "TellInput", "Told", None, None, "/api/v1/peers/tell", None, 0, "command"),
     ("context.brief", "Brief me before I work on a path",
-     "Call this before you create or change a file: give its path (a file that does not "
-     "exist yet too) and your intent in plain words. Returns, as Markdown within a line "
-     "budget, what governs that place: the text of the context documents, most specific "
-     "first; the rules in force (blocking first); the default profile; the objects related "
-     "to your intent; and what was left out, and why. It answers even while the layer has "
-     "problems, and lists them.",
+     "Call this before you create or change a file, with its path and your intent in plain "
+     "words: what governs it, as Markdown within a budget (the rules that apply first, the "
+     "context documents, related passages, what was left out), even while the layer has "
+     "problems.",
      "BriefInput", "Brief", "majordomus_brief", None, "/api/v1/brief", ["brief"], 64),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
@@ -9998,6 +10837,8 @@ class UiPages:
                                  _h(hit.get("title", hit["identity"])), _h(hit["kind"]),
                                  _h(hit["uri"]), hit["score"],
                                  '<p class="snippet">%s%s</p>' % (
+                                     render_snippet(cut_snippet(hit["snippet"]), marks)
+                                     if len(hit["snippet"]) >= SNIPPET_LIMIT else
                                      render_snippet(hit["snippet"], marks), "…" if len(
                                          hit["snippet"]) >= SNIPPET_LIMIT else "")
                                  if "snippet" in hit else ""))
@@ -10071,8 +10912,10 @@ class UiPages:
         except Refused as exc:
             if isinstance(exc, RefusedPath) or not self.gen.index.context.problems:
                 return _no_chain(exc)
-            problems = ('<p><a href="#mj-brief-problems">Each problem</a> is listed in the '
-                        'brief, which answers with the documents the index holds.</p>' if brief
+            problems = ('<p><a href="#mj-brief-problems">The problems</a> are listed in the '
+                        'brief (those of this path\'s chain; the others on the page of <a href='
+                        '"%s/diagnostics">every diagnostic</a>), which answers with the '
+                        'documents the index holds.</p>' % UI_PREFIX if brief
                         else _diagnostic_table(self.gen.index.context.problems))
             refusal = ('<section class="explain alert" aria-labelledby="mj-refused"><h2 id='
                        '"mj-refused">The context tree does not validate</h2><p><code>%s: %s'
@@ -10094,7 +10937,8 @@ class UiPages:
         left out other than for room."""
         return self._explain(dict(
             brief, provider=arguments.get("provider"), audience=arguments.get("audience"),
-            excluded=[e for e in brief["left_out"] if e["reason"] != BRIEF_BUDGET]), note)
+            excluded=[e for e in brief["left_out"] if e["reason"] != BRIEF_BUDGET
+                      and e["uri"].startswith("majordomus://%s/" % CONTEXT_KIND)]), note)
 
     def _explain(self, value, note=None):
         """A resolution (§20.2) as the shell tool's `context explain` says it: the chain,
@@ -10229,6 +11073,28 @@ def peers_board(board, gen):
             % (board.version, listing["count"], _h(checkouts), claimed, table))
 
 
+def cut_snippet(text):
+    """A snippet cut at SNIPPET_LIMIT, closed as Markdown so that a cut inside `**bold**`,
+    `*emphasis*` or a code span shows no raw marker (§29): an unclosed code span and
+    emphasis are closed, and a link cut before its target ends is its text alone."""
+    opened = text.rfind("[")
+    if opened >= 0 and "](" in text[opened:] and ")" not in text[text.index("](", opened):]:
+        text = text[:opened] + text[opened + 1:text.index("](", opened)]
+    if text.count("`") % 2:
+        text += "`"
+    outside = "".join(text.split("`")[0::2])      # emphasis is not read inside code spans
+    closing = ""
+    for marker in ("**", "__"):
+        if outside.count(marker) % 2:
+            closing = marker + closing
+        outside = outside.replace(marker, "")
+    for marker in ("*", "_"):
+        words = [w for w in outside.split() if w.strip(marker) and marker in (w[0], w[-1])]
+        if len(words) % 2:
+            closing = marker + closing
+    return text.rstrip() + closing
+
+
 def brief_form(path, intent):
     """The form that asks what governs a path (the context page, with the brief, §26): a
     path, and what the reader is about to do."""
@@ -10244,69 +11110,113 @@ def brief_form(path, intent):
 
 
 def brief_html(value, linker=None):
-    """A Brief (§26) as the main part of a page: the target and its problems, the rules in
-    force (each linked to its page), the chain's documents with their bodies rendered (the
-    objects they name linked by `linker`, UiLinks), the related objects and what was left
-    out. It renders any Brief, wherever a page shows one."""
+    """A Brief (§26, §29) as the main part of a page, drawn from the parts of its text
+    (BriefLayout): the target, the file it is generated from, the problems of its chain
+    (and how many others the layer has), then each section in the text's order with the
+    entries the text holds: the rules (each linked to its page; the chosen ones with their
+    statements and why, the blocking ones by id and title, the rest in one line), the
+    chain's documents with their bodies rendered (the objects they name linked by
+    `linker`, UiLinks), the related objects with their passages, and what was left out (a
+    page has the room for every entry the JSON holds, up to UI_CAPABILITIES). It renders
+    any Brief, wherever a page shows one."""
     def link(uri, text):
         return '<a href="%s">%s</a>' % (_h(ui_object_href_uri(uri)), _h(text))
 
-    def named(ident):     # a chain document's id, linked when the linker knows it
+    def named(ident):     # a document's id, linked when the linker knows it
         obj = linker.target(ident, (CONTEXT_KIND,)) if linker is not None else None
         return link(obj.uri, ident) if obj is not None else _h(ident)
 
+    def rendered(uri, text):
+        return linker.rendered(uri, text) if linker is not None else render_markdown(text)
+
+    layout = getattr(value, "layout", None) or brief_layout(value)
+    others = getattr(value, "others", 0) or 0
     where = ("a directory" if value["exists"] and value["target"] == value["directory"]
              else "an existing file" if value["exists"] else
              "a new file (nothing exists there yet)")
     profile = value["profile"]
-    parts = ['<p class="lede"><code>%s</code> is %s in <code>%s</code>. %d of %d lines of '
-             'the text form; default profile %s.</p>' % (
+    parts = ['<p class="lede"><code>%s</code> is %s in <code>%s</code>. %d of %d lines and '
+             '%d of %d characters of the text form; default profile %s.</p>' % (
                  _h(value["target"]), where, _h(value["directory"]), value["used_lines"],
-                 value["budget_lines"], link(profile["uri"], profile["title"]) if profile
-                 else "none"),
+                 value["budget_lines"], value["used_chars"], value["budget_chars"],
+                 link(profile["uri"], profile["title"]) if profile else "none"),
              '<p class="where">Fingerprint <code>%s</code></p>' % _h(value["fingerprint"])]
-    if value["problems"]:
+    projection = value["projection"]
+    if projection is not None:
+        source = getattr(value, "source", None) or "majordomus://policy/" + projection["source"]
+        parts.append('<p class="%s">Generated from %s (%s): edit <code>%s</code>, not this '
+                     'file.%s</p>' % (
+                         "alert" if projection["stale"] else "where",
+                         link(source, projection["source"]),
+                         "stamp <code>%s</code>" % _h(projection["stamp"]) if projection[
+                             "stamp"] else "no stamp" if value["exists"] else "not written yet",
+                         _h(projection["source"]),
+                         " It is stale: it no longer matches its stamp or the policy; "
+                         "<code>majordomus update</code> writes it again."
+                         if projection["stale"] else ""))
+    if value["problems"] or others:
         parts.append('<section class="alert" aria-labelledby="mj-brief-problems"><h2 id='
-                     '"mj-brief-problems">Degraded: %d problem(s)</h2><p>The context tree does '
-                     'not validate: <code>context resolve</code> refuses; this brief answers '
-                     'with the documents the index holds.</p><ul>%s</ul></section>' % (
-                         len(value["problems"]), "".join(
+                     '"mj-brief-problems">Degraded: %d problem(s) in this path\'s chain</h2>'
+                     '<p>The context tree does not validate: <code>context resolve</code> '
+                     'refuses; this brief answers with the documents the index holds.</p>'
+                     '%s%s</section>' % (
+                         len(value["problems"]), '<ul>%s</ul>' % "".join(
                              '<li><code>%s</code> %s: %s</li>' % (
                                  _h(p["code"]), _path_html(p["path"] or "-"), _h(p["message"]))
-                             for p in value["problems"])))
-    rules = value["rules"]
-    parts.append('<h2 id="mj-brief-rules">Rules in force (%d)</h2>' % len(rules))
+                             for p in value["problems"]) if value["problems"] else "",
+                         '<p>%d other problem(s) in the layer: <a href="%s/diagnostics">every '
+                         'diagnostic</a>.</p>' % (others, UI_PREFIX) if others else ""))
+    rules = layout.entries("rules")
+    chosen = [r for r in rules if isinstance(r, dict) and r["why"] in ("named", "relevant")]
+    short = [r for r in rules if isinstance(r, dict) and r["why"] == "blocking"]
+    also = next((r for r in rules if isinstance(r, list)), [])
+    total, _, also_total = layout.counts or _rule_counts(value)
+    parts.append('<h2 id="mj-brief-rules">Rules in force (%d)</h2>' % total)
     parts.append('<ul class="hits">%s</ul>' % "".join(
-        '<li><div class="title">%s%s</div>%s%s</li>' % (
+        '<li><div class="title">%s%s</div>%s<div class="where">%s</div></li>' % (
             '<span class="badge">%s</span> ' % _h(r["class"]) if r["class"] else "",
             link(r["uri"], r["title"]),
             '<p class="snippet">%s</p>' % _h(r["statement"]) if r["statement"] else "",
-            '<div class="where">named by %s</div>' % ", ".join(
-                named(name) for name in r["named_by"]) if r["named_by"] else "")
-        for r in rules) if rules else "<p>None.</p>")
+            "named by %s" % ", ".join(named(name) for name in r["named_by"])
+            if r["named_by"] else "relevant to this path and intent")
+        for r in chosen) if chosen else "<p>None chosen for this path.</p>")
+    if short:
+        parts.append('<h3>Blocking (%d)</h3><ul class="short">%s</ul>' % (len(short), "".join(
+            '<li>%s%s %s</li>' % (link(r["uri"], r["id"]), "" if r["class"] == "blocking" else
+                                  ' <span class="badge">%s</span>' % _h(r["class"]),
+                                  _h(r["title"])) for r in short)))
+    if also:
+        more = also_total - len(also)
+        parts.append('<p>Also in force (%d): %s%s</p>' % (
+            len(also) + more, ", ".join(link(r["uri"], r["id"]) for r in also),
+            " \u2026 and %d more (<code>majordomus_list kind=rule</code>)" % more
+            if more else ""))
     parts.append('<h2 id="mj-brief-docs">Documents that govern it, most specific first</h2>')
-    for doc in value["documents"][::-1]:
+    for doc in layout.entries("documents"):
         parts.append('<section class="brief-doc"><h2>%s</h2><p class="where"><code>%s</code> '
                      '\u00b7 applies: %s</p><div class="content">%s</div></section>' % (
                          link(doc["uri"], doc["title"]), _h(doc["path"]), _h(doc["reason"]),
-                         linker.rendered(doc["uri"], doc["body"]) if linker is not None
-                         else render_markdown(doc["body"])))
+                         rendered(doc["uri"], doc["body"])))
     if not value["documents"]:
         parts.append("<p>No document applies.</p>")
-    if value["related"]:
-        parts.append('<h2 id="mj-brief-related">Related to the intent</h2><ul class="hits">%s'
-                     '</ul>' % "".join(
-                         '<li><div class="title">%s <span class="badge">%s</span></div>'
-                         '<p class="snippet">%s</p></li>' % (
-                             link(hit["uri"], hit["title"]), _h(hit["kind"]),
-                             _h(hit["snippet"])) for hit in value["related"]))
+    related = layout.entries("related")
+    if related:
+        parts.append('<h2 id="mj-brief-related">Related: linked from these documents, or '
+                     'matching the intent</h2><ul class="hits">%s</ul>' % "".join(
+                         '<li><div class="title">%s <span class="badge">%s</span></div>%s</li>'
+                         % (link(hit["uri"], hit["title"]), _h(hit["kind"]),
+                            '<blockquote class="content">%s</blockquote>' % rendered(
+                                hit["uri"], hit["excerpt"]) if hit.get("excerpt") else
+                            '<p class="snippet">%s</p>' % _h(hit["snippet"]))
+                         for hit in related))
     if value["left_out"]:
         parts.append('<h2 id="mj-brief-left">Left out (%d)</h2><div class="table-wrap"><table '
                      'class="stack" aria-labelledby="mj-brief-left"><thead><tr><th scope="col">'
                      'Object</th><th scope="col">Why</th></tr></thead><tbody>%s</tbody></table>'
                      '</div>' % (len(value["left_out"]), "".join(
-                         '<tr><td>%s</td><td>%s</td></tr>' % (link(e["uri"], e["uri"]),
-                                                              _h(e["reason"]))
+                         '<tr><td>%s</td><td>%s%s</td></tr>' % (
+                             link(e["uri"], e["uri"]), _h(e["reason"]),
+                             " (%s)" % _h(e["detail"]) if e.get("detail") else "")
                          for e in value["left_out"][:UI_CAPABILITIES])))
         if len(value["left_out"]) > UI_CAPABILITIES:
             parts.append("<p>And %d more, each in the JSON form (<code>left_out</code>).</p>"
@@ -12682,13 +13592,14 @@ COMMANDS = {
     "brief": {
         "usage": "majordomus brief PATH [--repo PATH] [--discovery vcs|filesystem] [--strict] "
                  "[--intent TEXT] [--provider P] [--audience human|agent] [--budget-lines N] "
-                 "[--format text|json]",
-        "about": "before you create or change a file: what governs it (documents, rules in "
-                 "force, what relates to --intent), within a line budget",
+                 "[--budget-chars N] [--format text|json]",
+        "about": "before you create or change a file: what governs it (the rules that apply, "
+                 "the documents, what relates to --intent), within a budget of lines and "
+                 "characters",
         "values": REPO_OPTIONS + ("--intent", "--provider", "--audience", "--budget-lines",
-                                  "--format"),
+                                  "--budget-chars", "--format"),
         "flags": ("--strict",), "positionals": ("PATH",), "formats": ("text", "json"),
-        "integers": ("--budget-lines",)},
+        "integers": ("--budget-lines", "--budget-chars")},
     "context resolve": {
         "usage": "majordomus context resolve PATH [--repo PATH] [--discovery vcs|filesystem] "
                  "[--strict] [--provider P] [--audience human|agent] [--format text|json]",
@@ -12977,8 +13888,9 @@ def run_command(options):
         arguments = {"path": options.positionals[0]}
         arguments.update((k, options.get("--" + k)) for k in ("intent", "provider", "audience")
                          if options.get("--" + k))
-        if options.get("--budget-lines") is not None:
-            arguments["budget_lines"] = options.get("--budget-lines")
+        for key in ("budget_lines", "budget_chars"):
+            if options.get("--" + key.replace("_", "-")) is not None:
+                arguments[key] = options.get("--" + key.replace("_", "-"))
         value = execute_cli(gen, words, arguments)
         text_form = brief_text
     elif command in CONTEXT_TEXTS:     # §33

@@ -2389,7 +2389,7 @@ def section_brief(table, repo, label, reps, firsts, first_goal, goal):
 
 
 def section_brief_quality(table):
-    """§26: tests/brief_quality.py's figures, its line printed."""
+    """§26, §29: tests/brief_quality.py's figures, its line printed."""
     progress("brief quality")
     script = os.path.join(ROOT, "tests", "brief_quality.py")
     try:
@@ -2399,6 +2399,7 @@ def section_brief_quality(table):
         if line.startswith("brief quality: skipped"):       # no reference data here
             raise NotAvailable(line[len("brief quality: "):])
         m = re.search(r"recall ([\d.]+) .*mean ([\d.]+) lines, mean ([\d.]+) characters", line)
+        precision = re.search(r"precision ([\d.]+)", line)
         if p.returncode != 0 or not m:
             raise NotAvailable("%s: %s" % (exit_text(p.returncode), line or last_line(p.stderr)))
     except (OSError, subprocess.TimeoutExpired, NotAvailable) as e:
@@ -2407,8 +2408,11 @@ def section_brief_quality(table):
     recall = float(m.group(1))
     table.row("brief quality: recall within the default budget", "%.3f (%s)" % (
         recall, line), ">= 0.95", recall >= 0.95)
+    if precision:       # §29: of what the text shows in full, the share that must be seen
+        table.row("brief quality: precision within the default budget", precision.group(1),
+                  ">= 0.5", float(precision.group(1)) >= 0.5)
     table.row("brief quality: mean lines, mean characters", "%s lines, %s characters" % (
-        m.group(2), m.group(3)))
+        m.group(2), m.group(3)), "<= 6000 characters", float(m.group(3)) <= 6000)
 
 
 def section_context_checks(table, repo, plain, rounds):
@@ -2542,6 +2546,11 @@ def section_search(table, big, reps, firsts):
             mrr = float(m.group(1))
             table.row("quality, ranked: MRR@10, natural questions", "%.3f (%s)" % (
                 mrr, line.strip()), ">= 0.85", mrr >= 0.85)
+        elif m and mode == "unseen" and line.split()[1:3] == ["ranked", "all"]:
+            # §29: questions written before the tuning and never tuned on
+            mrr = float(m.group(1))
+            table.row("quality, ranked: MRR@10, unseen questions", "%.3f (%s)" % (
+                mrr, line.strip()), ">= 0.9", mrr >= 0.9)
         else:
             table.row("quality, %s" % mode, line.strip())
 

@@ -127,7 +127,7 @@ PARAMETERS = {
     "context.resolve": {"path": True, "provider": False, "audience": False},
     "peers.list": {"local": False},
     "context.brief": {"path": True, "intent": False, "provider": False, "audience": False,
-                      "budget_lines": False},
+                      "budget_lines": False, "budget_chars": False},
     "context.list": {}, "context.validate": {},
     "context.affected": {"base": False, "staged": False},
     "context.sync": {"base": False, "staged": False},

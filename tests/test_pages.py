@@ -508,6 +508,26 @@ class PagesTest(unittest.TestCase):
         self.assertEqual(second.status, 200)
         self.assertEqual(len(self.hits(first)) + len(self.hits(second)), 25)
 
+    def test_a_snippet_cut_inside_emphasis_shows_no_raw_marker(self):
+        """§29: a snippet is cut at 200 characters; cut inside `**bold**`, `*emphasis*` or
+        a code span, the page closes it instead of showing the marker."""
+        line = ("Zymurgy " + "word " * 37 + "**a bold stretch of zymurgy that runs past the "
+                "cut at two hundred characters** and `a code span` after it.")
+        files = {".ai/repo/rules/project/cut.v1.md": (
+            "---\nid: project.cut\nversion: 1\nkind: rule\ntitle: Cut\nstatus: active\n"
+            "---\n\n%s\n" % line)}
+        repo = support.make_repo(self, files=layer.files(files), skeleton=False)
+        server = support.HttpServer(repo)
+        self.addCleanup(server.stop)
+        status, value = server.get_json("/api/v1/search?query=zymurgy")
+        snippet = value["hits"][0]["snippet"]
+        self.assertEqual(len(snippet), 200)
+        self.assertEqual(snippet.count("**"), 1)          # the answer is the line as written
+        page = Page(*server.request("GET", "/ui/search?q=zymurgy"))
+        shown = page.between('<p class="snippet">', "</p>")
+        self.assertNotIn("*", re.sub(r"<[^>]+>", "", shown))
+        self.assertTrue(shown.endswith("<strong>a bol</strong>\u2026"), shown)
+
     # -- capabilities -----------------------------------------------------------------------
 
     def test_capability_ids_read_plainly_and_every_resource_says_how_it_is_read(self):
@@ -598,7 +618,10 @@ class PagesTest(unittest.TestCase):
         intent = self.get("/ui/context?path=%s&intent=%s" % (
             quote(".ai/repo/rules/project/new.v1.md"), quote("a salutation for reviews")))
         self.assertIn('value="a salutation for reviews"', intent.main)
-        self.assertIn("Related to the intent", intent.text)
+        # §29: the intent ranks the rules: the one on greeting is chosen, with its statement
+        chosen = intent.between('id="mj-brief-rules"', "</ul>")
+        self.assertIn("Greet every contributor", chosen)
+        self.assertIn("relevant to this path and intent", chosen)
 
     def test_the_context_page_explains_a_tree_that_does_not_validate(self):
         broken = layer.context_doc("ai.repo.rules.project", "Project rules",
@@ -613,16 +636,20 @@ class PagesTest(unittest.TestCase):
         self.assertIn("The context tree does not validate", alert)
         self.assertIn("refused: the context tree does not validate (1 problem(s)); nothing is "
                       "resolved partially", alert)
-        self.assertIn('<a href="#mj-brief-problems">Each problem</a>', alert)
+        self.assertIn('<a href="#mj-brief-problems">The problems</a> are listed in the brief '
+                      "(those of this path's chain; the others on the page of <a href="
+                      '"/ui/diagnostics">every diagnostic</a>)', alert)
         # beside the refusal, the chain the brief resolved over the documents the index holds
         self.assertEqual(self.chain(page), [
             ("ai.layer", "the tree root; the target is outside .ai/"),
             ("ai.repo.rules", "tracks lib/rules.sh")])
         self.assertIn("The chain the brief resolved over the documents the index holds",
                       page.text)
-        problems = page.between('id="mj-brief-problems"', "</section>")  # the brief lists them
-        self.assertIn("tracks &#39;lib/gone.sh&#39;, which matches no tracked file", problems)
-        self.assertIn("broken_reference", problems)
+        # §29: the brief lists the problems of this path's chain; this one is another's
+        problems = page.between('id="mj-brief-problems"', "</section>")
+        self.assertIn("1 other problem(s) in the layer", problems)
+        self.assertNotIn("lib/gone.sh", problems)
+        self.assertIn('href="/ui/diagnostics"', problems)
         doc = Page(*server.request("GET", "/ui/object?uri=" + quote(layer.PROJECT_DOC_URI,
                                                                      safe="")))
         self.assertIn("not resolved: the context tree does not validate",

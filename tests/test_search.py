@@ -1,6 +1,8 @@
-"""Ranked search (SPEC §21): the terms and their folding, the scoring order on small layers
-built by hand, determinism, one answer on MCP, HTTP and the CLI, the substring mode exactly
-as main at 0436a0f answered it, a rule edited under a running `mcp`, and the errors."""
+"""Ranked search (SPEC §21, §29): the terms and their folding, the scoring order on small
+layers built by hand (a YAML file's keys, values and comments; one hit a rule id, its
+version in force; an identifier asked inside a sentence), determinism, one answer on MCP,
+HTTP and the CLI, the substring mode exactly as main at 0436a0f answered it, a rule edited
+under a running `mcp`, and the errors."""
 import json
 import os
 import re
@@ -309,13 +311,19 @@ class ScoringTest(unittest.TestCase):
         self.assertEqual(set(uris(value)), {uri("tagged"), uri("described"), uri("body")})
 
     def test_front_matter_keys_do_not_match(self):
+        """A Markdown object's front matter is its fields, never its text: its keys do not
+        match (a YAML file's do: it is its own text, below)."""
         repo = layer(self, rule("x", "Plain", "Nothing."))
-        self.assertEqual(self.search(repo, "version")["total"], 0)
+        self.assertNotIn(uri("x"), uris(self.search(repo, "version")))
         self.assertIn(uri("x"), uris(self.search(repo, "version", mode="substring")))
+        self.assertEqual([h["kind"] for h in self.search(repo, "version")["hits"]
+                          if h["kind"] == "rule"], [])
 
-    def test_yaml_values_and_comments_match_not_keys(self):
-        """A YAML object is searched by its values and its comments (its own prose), never
-        by its keys."""
+    def test_yaml_keys_values_and_comments_match(self):
+        """§29: a YAML object is searched by its own text: its keys, its values and its
+        comments; a file without a description is described by the comment that opens it;
+        a key asked by name, alone or inside a sentence, finds the file that declares it
+        first (`builder_budget_lines` finds the policy)."""
         with open(os.path.join(support.SKELETON, ".ai/repo/profiles/implementation.yaml"),
                   encoding="utf-8") as handle:
             profile = handle.read()
@@ -326,10 +334,46 @@ class ScoringTest(unittest.TestCase):
                    + profile.replace("effort: medium", "effort: medium  # never escalated"))
         repo = layer(self, (".ai/repo/profiles/implementation.yaml", profile))
         profile_uri = "majordomus://profile/implementation"
-        for query in ("worker design settled", "escalated", "feature change"):
+        for query in ("worker design settled", "escalated", "feature change", "verbosity",
+                      "checkpoint_interval"):
             with self.subTest(query=query):
                 self.assertEqual(uris(self.search(repo, query))[:1], [profile_uri])
-        self.assertNotIn(profile_uri, uris(self.search(repo, "verbosity")))
+        policy = "majordomus://policy/.ai/repo/policy.yaml"
+        budget = rule("budget", "Builder budget lines", "The lines a builder's budget allows.")
+        repo = layer(self, budget)
+        for query in ("builder_budget_lines", "where is builder_budget_lines set",
+                      "context.builder_budget_lines"):
+            with self.subTest(query=query):
+                value = self.search(repo, query)
+                self.assertEqual(uris(value)[:2], [policy, uri("budget")])
+                self.assertIn("builder_budget_lines", value["hits"][0]["snippet"])
+        # the policy's opening comment is its description (it has none of its own)
+        self.assertEqual(uris(self.search(repo, "every agent alike"))[:1], [policy])
+
+    def test_one_hit_a_rule_id(self):
+        """§29: the versions of one rule are one hit: the version in force (the highest
+        active one, else the highest), with the best score of its versions."""
+        def versioned(version, status, body):
+            return (".ai/repo/rules/project/ver.v%d.md" % version,
+                    "---\nid: project.ver\nversion: %d\ntitle: Versioned\ndescription: A "
+                    "rule of the test.\nstatus: %s\n---\n\n%s\n" % (version, status, body))
+        repo = layer(self, versioned(1, "active", "The old wording about the sandbox."),
+                     versioned(2, "active", "The new wording."),
+                     versioned(3, "deprecated", "A retired wording about the sandbox."))
+        for query in ("versioned", "sandbox", "wording"):
+            with self.subTest(query=query):
+                value = self.search(repo, query)
+                self.assertEqual([h["uri"] for h in value["hits"] if "/rule/" in h["uri"]],
+                                 ["majordomus://rule/project.ver@2"])
+                self.assertEqual(value["total"], len(value["hits"]))
+        # the best of its versions' scores: the old wording matched, the hit is the new
+        sandbox = self.search(repo, "sandbox")["hits"][0]
+        self.assertEqual(sandbox["uri"], "majordomus://rule/project.ver@2")
+        self.assertGreater(sandbox["score"], 0)
+        # substring mode lists every version, as §16 always did
+        self.assertEqual(sorted(u for u in uris(self.search(repo, "wording", mode="substring"))
+                                if "/rule/" in u),
+                         ["majordomus://rule/project.ver@%d" % n for n in (1, 2, 3)])
 
     def test_snippet_and_score(self):
         repo = layer(self, rule("s", "Notes", "First line about a session.\n\n"

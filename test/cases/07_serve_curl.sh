@@ -44,7 +44,12 @@ want = {"repository.info": ("GET", "/api/v1/repository"), "objects.list": ("GET"
         "capabilities.describe": ("GET", "/api/v1/capability"), "perf.counters": ("GET", "/api/v1/perf"),
         "prompts.get": ("GET", "/api/v1/prompt"), "context.resolve": ("GET", "/api/v1/context"),
         "context.brief": ("GET", "/api/v1/brief"), "peers.list": ("GET", "/api/v1/peers"),
-        "peers.announce": ("POST", "/api/v1/peers/announce")}
+        "peers.announce": ("POST", "/api/v1/peers/announce"),
+        "peers.tell": ("POST", "/api/v1/peers/tell"),
+        "context.list": ("GET", "/api/v1/context/list"),
+        "context.validate": ("GET", "/api/v1/context/validate"),
+        "context.affected": ("GET", "/api/v1/context/affected"),
+        "context.sync": ("GET", "/api/v1/context/sync")}
 assert ops == want, ops
 assert ROOT not in stdout.decode("utf-8"), "the OpenAPI document carries the checkout path"
 '
