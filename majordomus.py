@@ -9354,8 +9354,9 @@ class StdioLoop:
         self.answered = 0
 
     def serve_locally(self):
-        """Answer from an index of this process's own."""
-        self.live = self.start(self.options)
+        """Answer from an index of this process's own (built now, unless it already was)."""
+        if self.live is None:
+            self.live = self.start(self.options)
         self.session = Session(self.live, self._write, transport="stdio")
 
     def _write(self, frame):
@@ -12669,6 +12670,14 @@ class Elector:
             if handle is not None:
                 os.close(handle)
 
+    def exists(self):
+        """Is there a lease for this root at all (a look, no more)?"""
+        try:
+            self.folder.stat(self.name)
+            return True
+        except OSError:
+            return False
+
     def _stuck(self, handle):
         """Has this lease file looked the same (empty, or naming a pid not seen here) for
         PROBE_SECONDS since this process first saw it so?"""
@@ -13260,10 +13269,18 @@ class SharedStdio(StdioLoop):
 
     def link(self, replay=(), takeover=False):
         """Elect, and answer from this process (as owner, or standalone when refused) or
-        from the owner; with `replay`, be the same server the client had."""
+        from the owner; with `replay`, be the same server the client had. At start, where
+        no lease exists yet (this process will most likely own it), the election runs
+        beside the index build, off the path to the first answer."""
         try:
+            early = self._elect_beside_build() if not takeover and not self.elector.exists() \
+                else None
             while True:
-                role, value = self.elector.elect()
+                role, value = early if early is not None else self.elector.elect()
+                early = None
+                if role != "owner" and self.live is not None:
+                    self.live.close()            # lost the race: a bridge holds no index
+                    self.live = None
                 if role == "owner":
                     return self.serve_locally(Sharing(self.elector, value), replay, takeover)
                 try:
@@ -13273,6 +13290,34 @@ class SharedStdio(StdioLoop):
         except Refusal as exc:
             log(INFO, "not shared: %s; serving standalone" % exc)
             return self.serve_locally(None, replay, takeover)
+
+    def _elect_beside_build(self):
+        """(role, value) of the election, which a thread of its own ran (its file system
+        calls wait outside the interpreter's lock) while this one built the index (kept as
+        self.live); a Refusal is raised here, after the build, as elect() would."""
+        import _thread
+        outcome, done = [], _thread.allocate_lock()
+        done.acquire()
+
+        def elect():
+            try:
+                outcome.append(self.elector.elect())
+            except BaseException as exc:  # (a Refusal, or a defect) raised below
+                outcome.append(exc)
+            finally:
+                done.release()
+        _thread.start_new_thread(elect, ())
+        try:
+            self.live = self.start(self.options)
+        except BaseException:
+            done.acquire()
+            if outcome and isinstance(outcome[0], tuple) and outcome[0][0] == "owner":
+                outcome[0][1].release()
+            raise
+        done.acquire()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def serve_locally(self, sharing=None, replay=(), takeover=False):
         """Answer from an index of this process's own, as the owner when `sharing`: replay
