@@ -505,179 +505,24 @@ def limit_vectors():
 
 
 # --------------------------------------------------------------------------------------------
-# §3.5 reference allow-lists (copied from shared/reference/allow/; checked against that
-# directory when it is present so that the copy cannot drift)
+# §3.5 reference allow-lists: the patterns of shared/reference/allow/, copied into
+# tests/fixtures/reference-allow/ (checked against that directory when it is present so
+# that the copy cannot drift)
 # --------------------------------------------------------------------------------------------
 
-REFERENCE_PATTERNS = {
-    "issue": r"""
-^id$
-^milestone$
-^title$
-^slug$
-^priority$
-^profile$
-^parallel_safe$
-^risk$
-^owner$
-^cancelled$
-^created_at$
-^updated_at$
-^objective$
-^why$
-^current_state$
-^desired_state$
-^completion$
-^started_at$
-^verified_at$
-^completed_at$
-^scope(\.[0-9]+)?$
-^non_scope(\.[0-9]+)?$
-^depends_on(\.[0-9]+)?$
-^serves(\.[0-9]+)?$
-^acceptance_criteria(\.[0-9]+)?$
-^validation(\.[0-9]+)?$
-^evidence_required(\.[0-9]+)?$
-^evidence\.[0-9]+\.covers$
-^evidence\.[0-9]+\.type$
-^evidence\.[0-9]+\.command$
-^evidence\.[0-9]+\.result$
-^evidence\.[0-9]+\.artifact$
-^evidence\.[0-9]+\.url$
-^evidence\.[0-9]+\.commit$
-^evidence\.[0-9]+\.recorded_at$
-""",
-    "manifest": r"""
-^schema$
-^repo\.path$
-^local\.path$
-^local\.tracked$
-^local\.implicit_context$
-^sections\.adrs$
-^sections\.applications$
-^sections\.deployments$
-^sections\.knowledge$
-^sections\.policy$
-^sections\.profiles$
-^sections\.project$
-^sections\.prompts$
-^sections\.rules$
-^sections\.scope$
-^sections\.sessions$
-^sections\.releases$
-^sections\.skills$
-^sections\.use-cases$
-^sections\.why$
-^sections\.workflows$
-^context\.documents(\.[0-9]+)?$
-""",
-    "milestone": r"""
-^id$
-^title$
-^slug$
-^version$
-^order$
-^priority$
-^cancelled$
-^superseded_by$
-^created_at$
-^updated_at$
-^problem$
-^outcome$
-^current_state$
-^desired_state$
-^scope(\.[0-9]+)?$
-^non_scope(\.[0-9]+)?$
-^acceptance_criteria(\.[0-9]+)?$
-^validation(\.[0-9]+)?$
-^evidence_required(\.[0-9]+)?$
-^risks(\.[0-9]+)?$
-^depends_on(\.[0-9]+)?$
-^claims(\.[0-9]+)?$
-^evidence\.[0-9]+\.covers$
-^evidence\.[0-9]+\.type$
-^evidence\.[0-9]+\.command$
-^evidence\.[0-9]+\.result$
-^evidence\.[0-9]+\.artifact$
-^evidence\.[0-9]+\.url$
-^evidence\.[0-9]+\.commit$
-^evidence\.[0-9]+\.recorded_at$
-""",
-    "policy": r"""
-^version$
-^context\.always_loaded_budget_lines$
-^context\.builder_budget_lines$
-^context\.recent_decisions$
-^context\.max_list_items$
-^context\.strategy$
-^context\.transcript_is_state$
-^profiles\.default$
-^profiles\.checkpoint_interval_default$
-^verification\.required_for_changes$
-^verification\.finish_requires(\.[0-9]+)?$
-^checkpoint\.max_body_lines$
-^checkpoint\.retention_max_files$
-^handover\.required_sections(\.[0-9]+)?$
-^handover\.retention_max_files$
-^ledger\.retention_max_lines$
-^enforcement\.[0-9]+\.name$
-^enforcement\.[0-9]+\.path$
-^enforcement\.[0-9]+\.wired_by$
-^enforcement\.[0-9]+\.args(\.[0-9]+)?$
-^projections\.[0-9]+\.provider$
-^projections\.[0-9]+\.target$
-^projections\.[0-9]+\.always_loaded$
-^projections\.[0-9]+\.mode$
-^benchmark\.samples$
-^benchmark\.warmup$
-^benchmark\.regression\.p50$
-^benchmark\.regression\.p95$
-^benchmark\.regression\.p99$
-^benchmark\.budget\.doctor_ms$
-^benchmark\.budget\.watch_ms$
-""",
-    "profile": r"""
-^name$
-^description$
-^capability$
-^effort$
-^verbosity$
-^presentation$
-^reasoning$
-^checkpoint_interval$
-^effort_escalation\.after_blocked_attempts$
-^effort_escalation\.to$
-^context\.task$
-^context\.current_state$
-^context\.decisions$
-^context\.relevant_files$
-^context\.failing_output$
-^context\.recent_history_depth$
-^context\.architecture_notes$
-^verification\.verify_command_required$
-^verification\.regression_test_required$
-^verification\.decision_record_required$
-^output_contract(\.[0-9]+)?$
-""",
-    "project": r"""
-^schema_version$
-^name$
-^repository$
-^default_branch$
-""",
-    "prompt": r"""
-^name$
-^description$
-^profile$
-""",
-    "rule": r"""
-^(id|version|kind|title|description|statement|status|class)$
-^depends_on(\.[0-9]+)?$
-^tags(\.[0-9]+)?$
-^x-majordomus\.(validator|category|policy_key|exit_code)$
-^x-majordomus\.(enforced_by|claims|tests)(\.[0-9]+)?$
-""",
-}
+REFERENCE_PATTERNS_DIR = os.path.join(ROOT, "tests", "fixtures", "reference-allow")
+
+
+def reference_patterns():
+    """{kind: the text of its copied reference allow-list}."""
+    patterns = {}
+    for name in sorted(os.listdir(REFERENCE_PATTERNS_DIR)):
+        with open(os.path.join(REFERENCE_PATTERNS_DIR, name), "rb") as handle:
+            patterns[name[:-len(".txt")]] = handle.read().decode("utf-8")
+    return patterns
+
+
+REFERENCE_PATTERNS = reference_patterns()
 
 
 def pattern_lines(text):
@@ -1158,6 +1003,7 @@ class AllowListTest(Checks, unittest.TestCase):
                                  pattern_lines(REFERENCE_PATTERNS[name]))
 
     def test_sample_generator_covers_every_reference_pattern(self):
+        self.assertEqual(sorted(REFERENCE_PATTERNS), sorted(ALLOW_NAMES))
         for name in ALLOW_NAMES:
             for pattern in pattern_lines(REFERENCE_PATTERNS[name]):
                 samples = samples_for(pattern)
