@@ -65,6 +65,28 @@ SKELETON = LAYER
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
 READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
+# The protocol versions of the 2025 era (§9: initialize's answer to an unknown version is the
+# latest), the 2026-07-28 era's (§18), and the test layer's objects the tests name: one
+# place for what the test modules used to copy each.
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST = SUPPORTED_VERSIONS[0]
+MODERN = "2026-07-28"
+# The keys of the 2026-07-28 era's _meta (§18).
+K_VERSION = "io.modelcontextprotocol/protocolVersion"
+K_CAPS = "io.modelcontextprotocol/clientCapabilities"
+K_INFO = "io.modelcontextprotocol/clientInfo"
+K_SERVER = "io.modelcontextprotocol/serverInfo"
+K_SUB = "io.modelcontextprotocol/subscriptionId"
+RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
+RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
+PROMPT_URI = "majordomus://prompt/continue"
+PROMPT_PATH = ".ai/repo/prompts/continue.md"
+POLICY_URI = "majordomus://policy/.ai/repo/policy.yaml"
+POLICY_PATH = ".ai/repo/policy.yaml"
+PROFILE_URI = "majordomus://profile/implementation"
+README_URI = "majordomus://document/README.md"
+REPOSITORY_URI = "majordomus://repository"
+PEERS_URI = "majordomus://peers"
 # The objects the default layer serves, in URI order.
 SKELETON_URIS = [
     "majordomus://document/.ai/repo/rules/README.md",

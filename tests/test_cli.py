@@ -8,11 +8,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
+from support import RULE_PATH, RULE_URI  # noqa: E402
 
 VIAS = ("pyz", "py")
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 RULE_ID = "rule.majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
 REPO_URI = "majordomus://repository"
 STABILITIES = ("implemented", "behaviorally_verified", "experimental", "planned",
                "unsupported")

@@ -16,11 +16,11 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.support import REPOSITORY_URI
 from tests.test_http import raw_exchange
 from tests.test_live import Client, poll
 
 POLL = 10.0
-REPOSITORY_URI = "majordomus://repository"
 MANIFEST = ".ai/manifest.yaml"
 SOURCES = ".ai/repo/knowledge/sources.yaml"
 KINDS = ".ai/repo/knowledge/kinds.yaml"

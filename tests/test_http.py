@@ -16,6 +16,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
+from support import PROMPT_URI, README_URI, RULE_PATH, RULE_URI# noqa: E402
 
 try:  # the runner also runs this file under a venv that has it
     import openapi_spec_validator
@@ -23,10 +24,6 @@ except ImportError:  # plain interpreter: the structural checks below still run
     openapi_spec_validator = None
 
 VERSION = "0.1.0"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-README_URI = "majordomus://document/README.md"
 PLAN_URI = "majordomus://document/.ai/repo/workflows/plan.md"
 REPO_URI = "majordomus://repository"
 

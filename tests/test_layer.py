@@ -12,13 +12,13 @@ import shutil
 import unittest
 
 from tests import support
+from tests.support import RULE_URI
 
 VIAS = ("pyz", "py")
 VERSION = "0.1.0"
 SOURCES = ".ai/repo/knowledge/sources.yaml"
 MANIFEST = ".ai/manifest.yaml"
 VENDOR_RULE = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 GIT_SUFFIX = ("; discovery through the version-control index needs git "
               "(or pass --discovery filesystem)")
 LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}) "

@@ -14,17 +14,11 @@ import time
 import unittest
 
 from tests import support
+from tests.support import (K_CAPS, K_SERVER, K_SUB, K_VERSION, MODERN, PROMPT_URI,
+                           REPOSITORY_URI, RULE_URI)
 
-MODERN = "2026-07-28"
-K_VERSION = "io.modelcontextprotocol/protocolVersion"
-K_CAPS = "io.modelcontextprotocol/clientCapabilities"
-K_SERVER = "io.modelcontextprotocol/serverInfo"
-K_SUB = "io.modelcontextprotocol/subscriptionId"
 ACCEPT = "application/json, text/event-stream"
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-PROMPT_URI = "majordomus://prompt/continue"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 SESSION_ID = re.compile(r"[0-9a-f]{32}\Z")
 WAIT = 25   # seconds a test waits for a notification of the live layer

@@ -10,19 +10,11 @@ import json
 import unittest
 
 from tests import support
+from tests.support import (K_CAPS, K_INFO, K_SERVER, K_SUB, K_VERSION, MODERN, PROMPT_URI,
+                           REPOSITORY_URI, RULE_PATH, RULE_URI, SUPPORTED_VERSIONS)
 
-MODERN = "2026-07-28"
-LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-K_VERSION = "io.modelcontextprotocol/protocolVersion"
-K_CAPS = "io.modelcontextprotocol/clientCapabilities"
-K_INFO = "io.modelcontextprotocol/clientInfo"
-K_SERVER = "io.modelcontextprotocol/serverInfo"
-K_SUB = "io.modelcontextprotocol/subscriptionId"
+LEGACY_VERSIONS = list(SUPPORTED_VERSIONS)
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 
 CACHEABLE = ("server/discover", "tools/list", "resources/list", "resources/templates/list",

@@ -10,8 +10,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
+from support import RULE_URI  # noqa: E402
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 URIS = {
     RULE_URI: ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md",
     "majordomus://prompt/continue": ".ai/repo/prompts/continue.md",

@@ -16,6 +16,7 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.support import REPOSITORY_URI, RULE_URI
 
 TIMEOUT = 30
 N_GEN = 520
@@ -59,8 +60,6 @@ LONG_URI = "majordomus://document/docs/long.md"
 EMPTY_URI = "majordomus://document/docs/empty.md"
 NONL_URI = "majordomus://document/docs/nonl.md"
 CRLF_URI = "majordomus://document/docs/crlf.md"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-REPOSITORY_URI = "majordomus://repository"
 
 # --- a small JSON Schema walker and validator ----------------------------------------------
 

@@ -23,14 +23,9 @@ from mcp.client.subscriptions import ResourcesListChanged
 from mcp.shared.exceptions import MCPError
 
 from tests import support
+from tests.support import (MODERN, PROMPT_PATH, PROMPT_URI, REPOSITORY_URI, RULE_PATH, RULE_URI)
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-PROMPT_PATH = ".ai/repo/prompts/continue.md"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 TOOLS = list(support.TOOLS)
 SCENARIO_TIMEOUT = 90    # seconds one whole SDK scenario may take on a loaded machine
