@@ -10,24 +10,19 @@ Usage: python3 tests/brief_quality.py [--misses]   (a benchmark, not a test; ben
 its figures)"""
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "brief_cases.json")
 sys.path.insert(0, HERE)
-from search_quality import corpus_repo  # noqa: E402
-from support import reference_missing  # noqa: E402
+from search_quality import generation, on_corpus  # noqa: E402
 
 
 def measure(repo):
     """{"cases", "recall", "lines", "characters", "misses"} over every case, in one process,
     with the default budget."""
-    sys.path.insert(0, ROOT)
-    import majordomus
-    gen = majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
+    majordomus, gen = generation(repo)
     with open(CASES, encoding="utf-8") as handle:
         cases = json.load(handle)["cases"]
     recall = lines = characters = 0.0
@@ -52,22 +47,15 @@ def measure(repo):
 
 
 def main(argv):
-    missing = reference_missing("fixtures", "real-latest")
-    if missing:
-        print("brief quality: skipped (%s)" % missing)
-        return 0
-    base = tempfile.mkdtemp(prefix="mj-brief-quality-")
-    try:
-        result = measure(corpus_repo(base))
+    def report(repo):
+        result = measure(repo)
         print("brief %d cases: recall %.3f within the default budget, mean %.1f lines, mean "
               "%.0f characters" % (result["cases"], result["recall"], result["lines"],
                                    result["characters"]))
         if "--misses" in argv:
             for path, intent, missed in result["misses"]:
                 print("  miss: %s (intent %r): %s" % (path, intent, " ".join(missed)))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    return 0
+    return on_corpus("brief quality", "mj-brief-quality-", report)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,25 @@ class SdkCase(unittest.TestCase):
                 return await scenario(*args)
         return anyio.run(bounded)
 
+    def listen(self, target, name, **listen):
+        """A 2026-07-28 Client of target (stdio parameters or the /mcp URL) listens for
+        resources/list_changed (and what `listen` adds) while the rule `name` is staged:
+        (the protocol version, what the server honoured, the rule's URI, the URIs listed
+        after the notification)."""
+        async def scenario():
+            async with Client(target) as client:
+                async with client.listen(resources_list_changed=True, **listen) as sub:
+                    honored = sub.honored
+                    uri = self.stage(name)
+                    with anyio.fail_after(WAIT):
+                        async for event in sub:
+                            if isinstance(event, ResourcesListChanged):
+                                break
+                listed = await client.list_resources(cache_mode="bypass")
+                return (client.protocol_version, honored, uri,
+                        [str(r.uri) for r in listed.resources])
+        return self.run_async(scenario)
+
     def stage(self, name):
         path, text, uri = support.staged_rule(name)
         support.write(self.repo, path, text)
@@ -235,20 +254,9 @@ class StdioSdkTests(SdkCase):
         self.assertEqual([m for m in other if isinstance(m, Exception)], [])
 
     def test_listen_hears_list_changed(self):
-        async def scenario():
-            async with Client(self.params()) as client:
-                self.assertEqual(client.protocol_version, MODERN)
-                async with client.listen(resources_list_changed=True,
-                                         tools_list_changed=True) as sub:
-                    honored = sub.honored
-                    uri = self.stage("listened")
-                    with anyio.fail_after(WAIT):
-                        async for event in sub:
-                            if isinstance(event, ResourcesListChanged):
-                                break
-                listed = await client.list_resources(cache_mode="bypass")
-                return honored, uri, [str(r.uri) for r in listed.resources]
-        honored, uri, uris = self.run_async(scenario)
+        version, honored, uri, uris = self.listen(self.params(), "listened",
+                                                  tools_list_changed=True)
+        self.assertEqual(version, MODERN)
         self.assertIs(honored.resources_list_changed, True)
         self.assertFalse(honored.tools_list_changed)
         self.assertIn(uri, uris)
@@ -330,18 +338,7 @@ class HttpSdkTests(SdkCase):
         self.assertGreaterEqual(self.run_async(scenario), 1)
 
     def test_modern_listen(self):
-        async def scenario():
-            async with Client(self.url) as client:
-                async with client.listen(resources_list_changed=True) as sub:
-                    honored = sub.honored
-                    uri = self.stage("heard")
-                    with anyio.fail_after(WAIT):
-                        async for event in sub:
-                            if isinstance(event, ResourcesListChanged):
-                                break
-                listed = await client.list_resources(cache_mode="bypass")
-                return honored, uri, [str(r.uri) for r in listed.resources]
-        honored, uri, uris = self.run_async(scenario)
+        _, honored, uri, uris = self.listen(self.url, "heard")
         self.assertIs(honored.resources_list_changed, True)
         self.assertIn(uri, uris)
 
