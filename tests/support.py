@@ -401,6 +401,17 @@ class McpSession(object):
         self.send(msg)
         return self.recv()
 
+    def initialize(self, version="2025-06-18", name="t", initialized=True):
+        """initialize in the 2025 era (clientInfo `name`), then, unless initialized is
+        False, notifications/initialized: the answer, which must be a result."""
+        answer = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                             "clientInfo": {"name": name, "version": "1"}})
+        if "result" not in answer:
+            raise AssertionError("initialize failed: %r" % (answer,))
+        if initialized:
+            self.notify("notifications/initialized")
+        return answer
+
     def notify(self, method, params=None):
         msg = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -495,6 +506,23 @@ class HttpServer:
         self._t.join(5)
         self.proc.stderr.close()
         return rc
+
+
+def class_session(cls, repo, via="pyz", version=None, **initialize):
+    """An `mcp` session on repo for a test class's tests, ended with the class; initialized
+    (McpSession.initialize) when `version` is given."""
+    session = McpSession(repo, via=via)
+    cls.addClassCleanup(session.kill)
+    if version is not None:
+        session.initialize(version, **initialize)
+    return session
+
+
+def class_server(cls, repo, via="pyz"):
+    """A `serve` on repo for a test class's tests, stopped with the class."""
+    server = HttpServer(repo, via=via)
+    cls.addClassCleanup(server.stop)
+    return server
 
 
 def free_port():

@@ -176,12 +176,8 @@ class PagingCase(support.ToolCalls, unittest.TestCase):
 
     @classmethod
     def start_mcp(cls, repo):
-        s = support.McpSession(repo)
-        cls.addClassCleanup(s.kill)
-        answer = s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                          "clientInfo": {"name": "test", "version": "1"}})
-        assert "result" in answer, answer
-        return s
+        return support.class_session(cls, repo, version="2025-11-25", name="test",
+                                     initialized=False)
 
     def assertInvalid(self, text, names):
         self.assertTrue(text.startswith("invalid input: "), text)

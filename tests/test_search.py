@@ -367,13 +367,8 @@ class InterfacesTest(unittest.TestCase, support.ToolCalls):
     @classmethod
     def setUpClass(cls):
         cls.repo = support.make_repo(support._ClassScope(cls), files=dict(INTERFACE_RULES))
-        cls.s = support.McpSession(cls.repo)
-        cls.srv = support.HttpServer(cls.repo)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.close()
-        cls.srv.stop()
+        cls.s = support.class_session(cls, cls.repo)
+        cls.srv = support.class_server(cls, cls.repo)
 
     def test_one_answer_everywhere(self):
         for arguments in ({"query": "how do I hand over a session"},
