@@ -392,13 +392,19 @@ class McpSession(object):
         self._next += 1
         return i
 
-    def request(self, method, params=None, id=None):
+    def send_request(self, method, params=None, id=None):
+        """Send one request (a new id unless given); its id."""
         if id is None:
             id = self.new_id()
         msg = {"jsonrpc": "2.0", "id": id, "method": method}
         if params is not None:
             msg["params"] = params
         self.send(msg)
+        return id
+
+    def request(self, method, params=None, id=None):
+        """Send one request; the next frame."""
+        self.send_request(method, params, id)
         return self.recv()
 
     def initialize(self, version="2025-06-18", name="t", initialized=True):

@@ -243,16 +243,7 @@ class McpHttpCase(unittest.TestCase):
             h["Mcp-Session-Id"] = sid
         h.update(extra or {})
         conn.request("GET", "/mcp", headers=h)
-        sock = conn.sock
-        resp = conn.getresponse()
-        headers = {k.lower(): v for k, v in resp.getheaders()}
-        if resp.status != 200:
-            body = resp.read()
-            conn.close()
-            return resp.status, headers, body
-        reader = EventReader(conn, sock, resp)
-        self.addCleanup(reader.close)
-        return resp.status, headers, reader
+        return self.stream(conn, lambda headers: True)
 
     def open_listen(self, id, notifications):
         params = modern({"notifications": notifications})
@@ -260,10 +251,16 @@ class McpHttpCase(unittest.TestCase):
         conn.request("POST", "/mcp", body=json.dumps(rpc("subscriptions/listen", params, id)),
                      headers=dict(modern_headers("subscriptions/listen", params),
                                   Accept=ACCEPT))
+        return self.stream(conn, lambda headers: headers.get("content-type") ==
+                           "text/event-stream")
+
+    def stream(self, conn, is_stream):
+        """The answer to the request sent on conn: (status, headers, EventReader) when it is
+        200 and is_stream(headers), else (status, headers, body) with conn closed."""
         sock = conn.sock
         resp = conn.getresponse()
         headers = {k.lower(): v for k, v in resp.getheaders()}
-        if resp.status != 200 or headers.get("content-type") != "text/event-stream":
+        if resp.status != 200 or not is_stream(headers):
             body = resp.read()
             conn.close()
             return resp.status, headers, body

@@ -85,12 +85,7 @@ class ModernCase(unittest.TestCase):
 
     def answer(self, s, method, params=None, id=None):
         """Send one request; the next frame must be its answer (id echoed exactly)."""
-        if id is None:
-            id = s.new_id()
-        msg = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        s.send(msg)
+        id = s.send_request(method, params, id)
         frame = s.recv()
         self.assertEqual(frame.get("jsonrpc"), "2.0", frame)
         self.assertIn("id", frame, "expected the answer to %s, got %r" % (method, frame))
