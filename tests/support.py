@@ -124,6 +124,54 @@ MARKDOWN_TOOLS = ("majordomus_brief",)
 # The keys of the repository report (§9.1, §20.3), in order.
 REPORT_KEYS = ["repository", "state", "objects", "kinds", "diagnostics", "capabilities",
                "context", "live"]
+# The test layer's sections and its source classes (id, kind), as its report names them.
+LAYER_SECTIONS = {
+    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
+    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
+    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
+    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
+}
+LAYER_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
+                 ["prompt", "prompt"], ["workflow", "document"], ["milestone", "milestone"],
+                 ["issue", "issue"], ["document", "document"], ["readme", "document"]]
+
+
+def check_layer_report(testcase, report, repo):
+    """The repository report (§9.1) of the test layer committed at repo, fresh: what every
+    interface that answers it (HTTP, `mcp --inspect --format json`) must say."""
+    eq = testcase.assertEqual
+    eq(list(report), REPORT_KEYS)
+    eq(report["context"], {"documents": 0, "problems": 0})
+    eq(report["live"], {"generation": 1, "stale": None})
+    eq(list(report["live"]), ["generation", "stale"])
+    rep = report["repository"]
+    eq(list(rep), ["root", "layer_schema", "sections", "git", "discovery", "source_classes",
+                   "kinds_file"])
+    eq(rep["root"], repo)
+    eq(rep["layer_schema"], "ai-repository/v1")
+    eq(rep["sections"], LAYER_SECTIONS)
+    eq(list(rep["sections"]), sorted(LAYER_SECTIONS))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    eq(rep["git"], {"state": "available", "toplevel": repo, "head": head, "branch": "main",
+                    "working_tree": "clean"})
+    eq(list(rep["git"]), ["state", "toplevel", "head", "branch", "working_tree"])
+    eq(rep["discovery"], "vcs")
+    eq(rep["source_classes"], LAYER_CLASSES)
+    testcase.assertIsNone(rep["kinds_file"])
+    eq(report["state"], "ok")
+    eq(report["objects"], 9)
+    eq(report["kinds"], {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule": 1})
+    eq(list(report["kinds"]), sorted(report["kinds"]))
+    eq(report["diagnostics"], [])
+    summary = report["capabilities"]
+    eq(list(summary), ["total", "builtin", "declarative", "by_kind", "by_stability",
+                       "mcp_tools", "mcp_resources", "http_routes", "cli_commands"])
+    eq((summary["total"], summary["builtin"], summary["declarative"], summary["mcp_tools"],
+        summary["mcp_resources"], summary["http_routes"], summary["cli_commands"]),
+       (21, 12, 9, 12, 11, 12, 8))
+    eq({k: v for k, v in summary["by_kind"].items() if v},
+       {"command": 1, "query": 11, "resource": 9})          # the command: §27
+    eq(sum(summary["by_stability"].values()), 21)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",

@@ -80,15 +80,6 @@ RULE_METADATA = {
         "tests": ["test/cases/03_scope.sh"],
     },
 }
-SECTIONS = {
-    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
-    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
-    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
-    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
-}
-SOURCE_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
-                  ["prompt", "prompt"], ["workflow", "document"], ["milestone", "milestone"],
-                  ["issue", "issue"], ["document", "document"], ["readme", "document"]]
 # id -> (http path, mcp tool, output type name)
 ROUTES = {
     "repository.info": ("/api/v1/repository", "majordomus_repository", "RepositoryReport"),
@@ -367,43 +358,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                "capabilities": "/api/v1/capabilities"})
 
     def test_repository(self):
-        doc = self.get_ok(self.srv, "/api/v1/repository")
-        self.assertEqual(list(doc), support.REPORT_KEYS)
-        self.assertEqual(doc["live"], {"generation": 1, "stale": None})
-        self.assertEqual(list(doc["live"]), ["generation", "stale"])
-        rep = doc["repository"]
-        self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
-                                     "source_classes", "kinds_file"])
-        self.assertEqual(rep["root"], self.repo)
-        self.assertEqual(rep["layer_schema"], "ai-repository/v1")
-        self.assertEqual(rep["sections"], SECTIONS)
-        self.assertEqual(list(rep["sections"]), sorted(SECTIONS))
-        head = support.git(self.repo, "rev-parse", "HEAD").strip()
-        self.assertEqual(rep["git"], {"state": "available", "toplevel": self.repo,
-                                      "head": head, "branch": "main",
-                                      "working_tree": "clean"})
-        self.assertEqual(list(rep["git"]), ["state", "toplevel", "head", "branch",
-                                            "working_tree"])
-        self.assertEqual(rep["discovery"], "vcs")
-        self.assertEqual(rep["source_classes"], SOURCE_CLASSES)
-        self.assertIsNone(rep["kinds_file"])
-        self.assertEqual(doc["state"], "ok")
-        self.assertEqual(doc["objects"], 9)
-        self.assertEqual(doc["kinds"], {"document": 5, "policy": 1, "profile": 1,
-                                        "prompt": 1, "rule": 1})
-        self.assertEqual(list(doc["kinds"]), sorted(doc["kinds"]))
-        self.assertEqual(doc["diagnostics"], [])
-        summary = doc["capabilities"]
-        self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
-                                         "by_stability", "mcp_tools", "mcp_resources",
-                                         "http_routes", "cli_commands"])
-        self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
-                          summary["mcp_tools"], summary["mcp_resources"],
-                          summary["http_routes"], summary["cli_commands"]),
-                         (21, 12, 9, 12, 11, 12, 8))
-        self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"command": 1, "query": 11, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 21)
+        support.check_layer_report(self, self.get_ok(self.srv, "/api/v1/repository"),
+                                   self.repo)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")

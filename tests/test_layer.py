@@ -27,16 +27,7 @@ LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?
 SKELETON_URIS = support.SKELETON_URIS
 TOOLS = list(support.TOOLS)
 BUILTINS = len(TOOLS)  # every builtin capability has an MCP tool (§7.2)
-SKELETON_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
-                    ["prompt", "prompt"], ["workflow", "document"],
-                    ["milestone", "milestone"], ["issue", "issue"],
-                    ["document", "document"], ["readme", "document"]]
-SKELETON_SECTIONS = {
-    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
-    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
-    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
-    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
-}
+SKELETON_CLASSES = support.LAYER_CLASSES
 
 BASE_MANIFEST = support.manifest_yaml("policy", "profiles", "rules", "prompts", "skills",
                                      "workflows", "knowledge", "adrs", "project")
@@ -980,7 +971,6 @@ class InspectSkeletonTests(LayerCase):
             self.assertEqual(r.lines, expected)
 
     def test_json(self):
-        head = support.git(self.repo, "rev-parse", "HEAD").strip()
         rule_size = os.path.getsize(os.path.join(self.repo, VENDOR_RULE))
         readme_size = os.path.getsize(os.path.join(self.repo, "README.md"))
         for via in VIAS:
@@ -989,43 +979,7 @@ class InspectSkeletonTests(LayerCase):
                 self.assertEqual(r.rc, 0, r)
                 doc = r.json()
                 self.assertEqual(list(doc), ["repository", "resources", "tools"])
-                report = doc["repository"]
-                self.assertEqual(list(report), support.REPORT_KEYS)
-                self.assertEqual(report["context"], {"documents": 0, "problems": 0})
-                self.assertEqual(report["live"], {"generation": 1, "stale": None})
-                repo = report["repository"]
-                self.assertEqual(list(repo), ["root", "layer_schema", "sections", "git",
-                                              "discovery", "source_classes", "kinds_file"])
-                self.assertIsNone(repo["kinds_file"])
-                self.assertEqual(repo["root"], self.repo)
-                self.assertEqual(repo["layer_schema"], "ai-repository/v1")
-                self.assertEqual(repo["sections"], SKELETON_SECTIONS)
-                self.assertEqual(list(repo["sections"]), sorted(SKELETON_SECTIONS))
-                self.assertEqual(repo["git"], {"state": "available", "toplevel": self.repo,
-                                               "head": head, "branch": "main",
-                                               "working_tree": "clean"})
-                self.assertEqual(list(repo["git"]), ["state", "toplevel", "head", "branch",
-                                                     "working_tree"])
-                self.assertEqual(repo["discovery"], "vcs")
-                self.assertEqual(repo["source_classes"], SKELETON_CLASSES)
-                self.assertEqual(report["state"], "ok")
-                self.assertEqual(report["objects"], 9)
-                self.assertEqual(report["kinds"], {"document": 5, "policy": 1, "profile": 1,
-                                                   "prompt": 1, "rule": 1})
-                self.assertEqual(list(report["kinds"]), sorted(report["kinds"]))
-                self.assertEqual(report["diagnostics"], [])
-                caps = report["capabilities"]
-                self.assertEqual(list(caps), ["total", "builtin", "declarative", "by_kind",
-                                              "by_stability", "mcp_tools", "mcp_resources",
-                                              "http_routes", "cli_commands"])
-                self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (21, 12, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 11)
-                self.assertEqual(caps["by_kind"].get("resource"), 9)
-                self.assertEqual(caps["by_kind"].get("command", 0), 1)     # §27
-                self.assertEqual(sum(caps["by_stability"].values()), 21)
-                self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (12, 11, 12, 8))
+                support.check_layer_report(self, doc["repository"], self.repo)
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
