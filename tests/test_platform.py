@@ -146,7 +146,9 @@ class LineEndingsTest(unittest.TestCase):
 
     def test_autocrlf_clone_answers_alike(self):
         """`git -c core.autocrlf=true clone` of the checkout: .gitattributes keeps it LF,
-        and its build answers the skeleton byte for byte like the LF build."""
+        and its build is the LF build's bytes, so it answers the skeleton byte for byte
+        like it (two archives of the same bytes run by one interpreter answer alike: the
+        answers are not asked again; the test command's autocrlf step asks them once)."""
         builds = {}
         for name, autocrlf in (("plain", "false"), ("autocrlf", "true")):
             clone = os.path.join(self.scratch, name)
@@ -157,9 +159,6 @@ class LineEndingsTest(unittest.TestCase):
             self.assertFalse(b"\r\n" in f.read(), "the clone has CRLF endings")
         with open(builds["plain"], "rb") as plain, open(builds["autocrlf"], "rb") as other:
             self.assertEqual(plain.read(), other.read(), "the two builds differ")
-        expected = skeleton_answers(builds["plain"], self.repo)
-        self.assertIsNone(first_difference(expected, skeleton_answers(builds["autocrlf"],
-                                                                      self.repo)))
 
     def test_build_independent_of_hash_seed(self):
         """The archive is the same bytes whatever the building interpreter's hash seed:
