@@ -1,6 +1,9 @@
 """Run unittest modules under this interpreter; the last stdout line is a JSON summary.
 
 Usage: python tests/_unit.py [MODULE ...]   (default: discover tests/test_*.py)
+
+MAJORDOMUS_TEST_EXCLUDE (a comma list of module.Class) leaves those classes out: the test
+command runs them under its first interpreter only (run_all.ONCE).
 """
 import json
 import os
@@ -12,12 +15,26 @@ sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.dirname(HERE))
 
 
+def without(suite, excluded):
+    """suite without the tests of the classes named in excluded (module.Class)."""
+    kept = unittest.TestSuite()
+    for test in suite:
+        if isinstance(test, unittest.TestSuite):
+            kept.addTest(without(test, excluded))
+        elif "%s.%s" % (type(test).__module__, type(test).__name__) not in excluded:
+            kept.addTest(test)
+    return kept
+
+
 def main(names):
     loader = unittest.TestLoader()
     if names:
         suite = unittest.TestSuite(loader.loadTestsFromName(n) for n in names)
     else:
         suite = loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    excluded = set(filter(None, os.environ.get("MAJORDOMUS_TEST_EXCLUDE", "").split(",")))
+    if excluded:
+        suite = without(suite, excluded)
     result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
     # A test counts once however many of its subtests fail, so the counts add up to `run`.
     failing = []

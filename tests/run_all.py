@@ -65,20 +65,35 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 support = toolchain = None      # tests/support.py and tests/toolchain.py, once a run starts
 
-# The modules that run under one interpreter only (the first: this one), and why: what they
-# judge no interpreter changes. Every other module runs under each interpreter: the
-# product's own code paths, its threads, sockets, subprocesses and encodings.
+# What runs under one interpreter only (the first: this one), and why: what it judges no
+# interpreter changes. A module, or a class (module.Class) the other interpreters leave out
+# (tests/_unit.py's MAJORDOMUS_TEST_EXCLUDE). Everything else runs under each interpreter:
+# the program's own code paths, its threads, sockets, subprocesses and encodings.
+PY_TWIN = ("a class run again through majordomus.py instead of the archive: every interpreter "
+           "runs it through the archive, and the source entry itself under test_cli, "
+           "test_layer, test_mcp and test_one_answer")
 ONCE = {
     "test_identity": "every answer compared byte for byte with a build of an old commit, "
                      "both run by one interpreter",
     "test_oracle": "the reader judged against the shell tool's, document by document",
     "test_http_deadline": "a fixed 30 s wait on the server's own head deadline",
+    "test_hostile.LiveSymlinkPyTest": PY_TWIN,
+    "test_hostile.FifoPyTest": PY_TWIN,
+    "test_hostile.DepthPyTest": PY_TWIN,
+    "test_hostile.CliNumbersPyTest": PY_TWIN,
+    "test_hostile.IdPyTest": PY_TWIN,
+    "test_hostile.BrokenStartPyTest": PY_TWIN,
+    "test_live.FollowPyTest": PY_TWIN,
+    "test_live.NotifyPyTest": PY_TWIN,
 }
+ONCE_MODULES = [name for name in ONCE if "." not in name]
+ONCE_CLASSES = [name for name in ONCE if "." in name]
 # (name, what it does): the steps of the full run, in their order; --only names them.
 STEPS = [
     ("build", "two builds of majordomus.pyz, byte-identical"),
     ("unit", "the unittest suite under every CPython 3.9-3.15 found or made (--fast: this "
-             "interpreter only), but for %s: under the first one only" % ", ".join(ONCE)),
+             "interpreter only), but for %s and %d classes run again through majordomus.py: "
+             "under the first one only" % (", ".join(ONCE_MODULES), len(ONCE_CLASSES))),
     ("venv", "the tests that need .venv: the MCP SDK, jsonschema, OpenAPI, the browser"),
     ("judges", "the MCP conformance suite, the MCP Inspector CLI, mcpb validate (.tools/)"),
     ("fuzz", "tests/fuzz.py, Hypothesis in .venv: a fixed seed, bounded counts"),
@@ -442,26 +457,34 @@ def shards(modules):
 
 
 def suite_plan(found):
-    """{label: [shard, …]}: every module under the first interpreter, the others' without
-    ONCE's (under one interpreter there is no other: --fast runs every module)."""
+    """{label: ([shard, …], environment)}: every test under the first interpreter; under
+    the others, the modules but ONCE's, without ONCE's classes (under one interpreter
+    there is no other: --fast runs every test)."""
     every = unit_modules()
-    per_interpreter = [module for module in every if module not in ONCE]
-    return {interp.label: shards(every if n == 0 else per_interpreter)
+    per_interpreter = [module for module in every if module not in ONCE_MODULES]
+    others = {"MAJORDOMUS_TEST_EXCLUDE": ",".join(ONCE_CLASSES)}
+    return {interp.label: (shards(every), {}) if n == 0 else (shards(per_interpreter), others)
             for n, interp in enumerate(found)}
 
 
 def plan_lines(found):
     """What runs once and what under each interpreter, as the run prints it."""
     every = unit_modules()
-    once = [module for module in every if module in ONCE]
     lines = ["unit suite: %d processes at a time, each interpreter's modules in up to %d shards"
              % (JOBS, SHARDS)]
     if len(found) > 1:
-        lines.append("  per interpreter (%d): %d modules; once, under %s only: %d modules"
-                     % (len(found), len(every) - len(once), found[0].label, len(once)))
-        lines += ["    %s: %s" % (module, ONCE[module]) for module in once]
+        lines.append("  under each of the %d interpreters: %d modules, but %d classes; once, "
+                     "under %s only:" % (len(found), len(every) - len(ONCE_MODULES),
+                                        len(ONCE_CLASSES), found[0].label))
+        reasons = []
+        for name, reason in ONCE.items():
+            if reason not in reasons:
+                reasons.append(reason)
+        for reason in reasons:
+            names = [name for name in ONCE if ONCE[name] == reason]
+            lines.append("    %s: %s" % (", ".join(names), reason))
     else:
-        lines.append("  one interpreter: every module (%d)" % len(every))
+        lines.append("  one interpreter: every test (%d modules)" % len(every))
     return lines
 
 
@@ -470,11 +493,11 @@ def run_suite(pool, found):
     shard of each interpreter submitted before the second of any."""
     plan = suite_plan(found)
     jobs = {interp.label: [] for interp in found}
-    for index in range(max(len(groups) for groups in plan.values())):
+    for index in range(max(len(groups) for groups, _ in plan.values())):
         for interp in found:
-            if index < len(plan[interp.label]):
-                jobs[interp.label].append(pool.submit(run_unit, interp,
-                                                      plan[interp.label][index]))
+            groups, env = plan[interp.label]
+            if index < len(groups):
+                jobs[interp.label].append(pool.submit(run_unit, interp, groups[index], env))
     return jobs
 
 
