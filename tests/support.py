@@ -315,6 +315,16 @@ def class_repo(cls, files=None):
     return make_repo(_ClassScope(cls), files=files)
 
 
+class ClassRepo(object):
+    """A base for a test class whose tests share one scratch repository of the test layer,
+    cls.repo, made once for the class (tests that only read it)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.repo = class_repo(cls)
+
+
 def read_bytes(repo, rel):
     with open(os.path.join(repo, rel), "rb") as handle:
         return handle.read()

@@ -227,11 +227,7 @@ class CliAsserts:
         self.assertEqual(desc["cache"], {"policy": "disabled"})
 
 
-class CapabilitiesListTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class CapabilitiesListTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def test_list_text(self):
         for via in VIAS:
@@ -318,11 +314,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
         self.assertIn("error: unexpected argument '--no-such-option' found", err)
 
 
-class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class CapabilitiesDescribeTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def test_describe_json(self):
         for via in VIAS:
@@ -406,11 +398,7 @@ class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
                       self.repo, 2)
 
 
-class GetTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class GetTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def file_bytes(self, rel):
         with open(os.path.join(self.repo, rel), "rb") as f:
@@ -520,14 +508,10 @@ class GetTest(CliAsserts, unittest.TestCase):
                         err)
 
 
-class PromptTest(CliAsserts, unittest.TestCase):
+class PromptTest(support.ClassRepo, CliAsserts, unittest.TestCase):
     """`majordomus prompt NAME [--arg NAME=VALUE]… [--format text|json]` (§1, §8, §17)."""
 
     PATH = ".ai/repo/prompts/continue.md"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def body(self):
         with open(os.path.join(self.repo, self.PATH), "rb") as f:

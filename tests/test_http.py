@@ -891,12 +891,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                 self.assertNotIn(support.ROOT, text)
 
 
-class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
+class HttpEntryPointsTest(support.ClassRepo, HttpAsserts, unittest.TestCase):
     """The main paths through both entry points; signals, exit codes, warnings."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def test_main_paths_both_entries(self):
         for via in ("pyz", "py"):

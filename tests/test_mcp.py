@@ -183,11 +183,7 @@ class McpTestCase(unittest.TestCase):
 # Transport: line count, logs, EOF, broken pipe
 # ------------------------------------------------------------------------------------------
 
-class TransportTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class TransportTests(support.ClassRepo, McpTestCase):
     def test_seven_requests_one_notification_seven_lines(self):
         frames = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -361,11 +357,7 @@ class TransportTests(McpTestCase):
 # Handshake, listing, reading, tools
 # ------------------------------------------------------------------------------------------
 
-class SkeletonTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class SkeletonTests(support.ClassRepo, McpTestCase):
     # --- initialize -------------------------------------------------------------------
 
     def test_initialize_versions(self):
@@ -1025,11 +1017,7 @@ class SkeletonTests(McpTestCase):
 # Bad frames (§9.2, §9.3)
 # ------------------------------------------------------------------------------------------
 
-class FrameErrorTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class FrameErrorTests(support.ClassRepo, McpTestCase):
     def bad(self, s, raw, code, id=None, message=None, prefix=None, contains=None):
         s.send_raw(raw)
         err = self.assertError(s.recv(), id, code, message=message, prefix=prefix,
@@ -1271,11 +1259,7 @@ class FrameErrorTests(McpTestCase):
 # Throughput, counters, cache
 # ------------------------------------------------------------------------------------------
 
-class LoadTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class LoadTests(support.ClassRepo, McpTestCase):
     def test_thousand_pipelined_requests_in_order(self):
         s = self.open(self.repo)
         methods = []

@@ -330,11 +330,7 @@ class EnvelopeTests(ModernCase):
                            code=-32022, id=id)
 
 
-class DiscoverTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class DiscoverTests(support.ClassRepo, ModernCase):
     MALFORMED = [
         ("no params", None, K_VERSION),
         ("empty params", {}, K_VERSION),
@@ -410,11 +406,7 @@ class DiscoverTests(ModernCase):
 # Both eras in one session, one set of answers
 # ------------------------------------------------------------------------------------------
 
-class DualEraTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class DualEraTests(support.ClassRepo, ModernCase):
     def test_interleaved_in_one_session(self):
         s = self.open(self.repo)
         legacy_tools = self.result(s, "tools/list")               # before any initialize
@@ -485,11 +477,7 @@ class DualEraTests(ModernCase):
 # subscriptions/listen
 # ------------------------------------------------------------------------------------------
 
-class ListenAckTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class ListenAckTests(support.ClassRepo, ModernCase):
     def test_acknowledgment_is_the_honoured_subset(self):
         s = self.open(self.repo)
         cases = [
@@ -536,13 +524,9 @@ class ListenAckTests(ModernCase):
         self.assertEqual(s.proc.wait(20), 0, s.stderr())
 
 
-class ListenLiveTests(ModernCase):
+class ListenLiveTests(support.ClassRepo, ModernCase):
     """Notifications of the live layer (§15.4) through subscriptions (§18). The scratch
     repository is shared by the class; each test stages rules of its own."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def stage(self, name):
         path, text, uri = support.staged_rule(name)
