@@ -325,6 +325,35 @@ class ClassRepo(object):
         cls.repo = class_repo(cls)
 
 
+def generated_rule(n, extra=""):
+    """Rule n of a large generated layer (the benchmark's 10,000 and 20,000 rules, the
+    identity test's 2,000), its text; `extra` is added to its title and its first line."""
+    tag = "group%02d" % (n % 50)
+    return "\n".join([
+        "---",
+        "id: project.gen-%05d" % n,
+        "version: 1",
+        "title: Generated rule %05d%s" % (n, extra),
+        "description: Benchmark rule number %05d, generated to measure a large layer." % n,
+        "tags: [generated, bench, %s]" % tag,
+        "---",
+        "",
+        "# Generated rule %05d" % n,
+        "",
+        "This rule exists so that the index holds ten thousand objects (gen-%05d).%s"
+        % (n, extra),
+        "It states nothing a contributor must obey; it is filler with a realistic shape.",
+        "",
+        "# Required behaviour",
+        "",
+        "Line six of the body of rule %05d, in group %s." % (n, tag),
+        "Line seven: a task reads the rules before it starts and cites the ones it uses.",
+        "Line eight: the quick brown fox jumps over the lazy dog.",
+        "Line nine: nothing here is enforced by a validator.",
+        "",
+    ])
+
+
 def read_bytes(repo, rel):
     with open(os.path.join(repo, rel), "rb") as handle:
         return handle.read()

@@ -207,6 +207,24 @@ def cleanup():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Child:
+    """A process this run starts (stopped by cleanup() if still running), its stderr kept in
+    a temporary file; t_spawn, the moment it was spawned."""
+
+    def spawn(self, argv, cwd, env, **streams):
+        self.err = tempfile.TemporaryFile()
+        self.t_spawn = time.perf_counter()
+        self.proc = track(subprocess.Popen(argv, cwd=cwd, env=env, stderr=self.err,
+                                           **streams))
+
+    def stderr_text(self):
+        try:
+            self.err.seek(0)
+            return self.err.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+
 def timed_run(argv, cwd):
     """Spawn, wait, return (seconds, CompletedProcess)."""
     env = child_env()
@@ -233,6 +251,19 @@ def proc_cpu(pid):
     with open("/proc/%d/stat" % pid, "rb") as f:
         fields = f.read().rpartition(b")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def in_turns(count, rounds, failed):
+    """(round, k) for k in 0..count-1, `rounds` times, every other round backwards (so that
+    each of the measured programs sees the same machine load), leaving out the k in failed
+    (which a caller may add to as it goes)."""
+    for i in range(rounds):
+        order = list(range(count))
+        if i % 2:
+            order.reverse()
+        for k in order:
+            if k not in failed:
+                yield i, k
 
 
 def lat(times):

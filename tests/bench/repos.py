@@ -2,7 +2,6 @@
 layer with stand-ins for its tracks, and a deep tree of context documents."""
 import os
 import re
-import shutil
 import subprocess
 
 import support
@@ -18,16 +17,8 @@ def git(repo, *args):
 
 
 def copy_skeleton(dst):
-    shutil.copytree(SKELETON, dst, symlinks=True)
-    if SKELETON == support.LAYER:
-        with open(os.path.join(dst, ".gitignore"), "w") as handle:
-            handle.write(support.LAYER_GITIGNORE)
-    for dirpath, dirnames, filenames in os.walk(dst):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            if not os.path.islink(p):
-                os.chmod(p, os.stat(p).st_mode | 0o200)
-    os.chmod(dst, os.stat(dst).st_mode | 0o200)
+    """The skeleton (or the test layer, with its .gitignore) copied to dst, writable."""
+    support.copy_layer(dst, SKELETON)
 
 
 def init_commit(repo, message):
@@ -36,40 +27,13 @@ def init_commit(repo, message):
     git(repo, "commit", "-q", "--no-gpg-sign", "-m", message)
 
 
-def generated_rule(n):
-    tag = "group%02d" % (n % 50)
-    lines = [
-        "---",
-        "id: project.gen-%05d" % n,
-        "version: 1",
-        "title: Generated rule %05d" % n,
-        "description: Benchmark rule number %05d, generated to measure a large layer." % n,
-        "tags: [generated, bench, %s]" % tag,
-        "---",
-        "",
-        "# Generated rule %05d" % n,
-        "",
-        "This rule exists so that the index holds ten thousand objects (gen-%05d)." % n,
-        "It states nothing a contributor must obey; it is filler with a realistic shape.",
-        "",
-        "# Required behaviour",
-        "",
-        "Line six of the body of rule %05d, in group %s." % (n, tag),
-        "Line seven: a task reads the rules before it starts and cites the ones it uses.",
-        "Line eight: the quick brown fox jumps over the lazy dog.",
-        "Line nine: nothing here is enforced by a validator.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def write_rules(repo, count):
     d = os.path.join(repo, ".ai", "repo", "rules", "project")
     os.makedirs(d, exist_ok=True)
     for n in range(count):
         with open(os.path.join(d, "gen-%05d.v1.md" % n), "w", encoding="utf-8",
                   newline="\n") as f:
-            f.write(generated_rule(n))
+            f.write(support.generated_rule(n))
 
 
 def make_repos(tmp):
@@ -90,7 +54,7 @@ def make_real_latest(tmp):
     if not os.path.isdir(REAL_LATEST):
         return None
     repo = os.path.join(tmp, "real-latest")
-    copy_skeleton_from(REAL_LATEST, repo)
+    support.copy_tree(REAL_LATEST, repo)
     pattern = re.compile(r"^tracks: \[(.*)\]\s*$", re.M)
     for dirpath, _, filenames in os.walk(os.path.join(repo, ".ai")):
         for name in filenames:
@@ -106,16 +70,6 @@ def make_real_latest(tmp):
                     open(target, "w").close()
     init_commit(repo, "real-latest with stand-ins for its tracks")
     return os.path.realpath(repo)
-
-
-def copy_skeleton_from(src, dst):
-    shutil.copytree(src, dst, symlinks=True)
-    for dirpath, dirnames, filenames in os.walk(dst):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            if not os.path.islink(p):
-                os.chmod(p, os.stat(p).st_mode | 0o200)
-    os.chmod(dst, os.stat(dst).st_mode | 0o200)
 
 
 CONTEXT_SOURCE = """

@@ -4,39 +4,27 @@ import os
 import re
 import select
 import subprocess
-import tempfile
 import time
 
-from bench.common import (NotAvailable, REQUEST_TIMEOUT, SPAWN_TIMEOUT, child_env, exit_text,
-                          last_line, stop, track)
+from bench.common import (Child, NotAvailable, REQUEST_TIMEOUT, SPAWN_TIMEOUT, child_env,
+                          exit_text, last_line, stop)
 
 
 class ChildGone(Exception):
     pass
 
 
-class Pipe:
+class Pipe(Child):
     """A child spoken to over pipes, read with select (no reader thread, no blocking read)."""
 
     def __init__(self, argv, cwd, shared=False):
-        self.err = tempfile.TemporaryFile()
-        env = child_env(shared)
-        self.t_spawn = time.perf_counter()
-        self.proc = track(subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, stderr=self.err,
-                                           bufsize=0))
+        self.spawn(argv, cwd, child_env(shared), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   bufsize=0)
         self.in_fd = self.proc.stdin.fileno()
         self.out_fd = self.proc.stdout.fileno()
         os.set_blocking(self.in_fd, False)
         self.buf = bytearray()
         self.scan = 0
-
-    def stderr_text(self):
-        try:
-            self.err.seek(0)
-            return self.err.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
 
     def gone_reason(self):
         rc = self.proc.poll()

@@ -7,7 +7,8 @@ import time
 from bench import common
 from bench.common import (BIG_RULES, DEBIAN_PYTHON, NotAvailable, PYTHON, REAL_LATEST,
                           SPAWN_TIMEOUT, child_env, children_cpu, exit_text, first_line,
-                          fmt_ms, last_line, p50, p95, progress, run_once, timed_run, vm_hwm)
+                          fmt_ms, in_turns, last_line, p50, p95, progress, run_once,
+                          timed_run, vm_hwm)
 from bench.repos import tree_bytes
 from bench.sessions import (ChildGone, INITIALIZE, MODERN, MODERN_META, Pipe, Session, frame,
                             rpc_error)
@@ -239,17 +240,11 @@ def section_memory(table, big, huge, runs, old_pyz, old_reason):
                   ("%s, %d rules (previous)" % (common.OLD_COMMIT, BIG_RULES), old_pyz, huge)]
     figures = [[] for _ in specs]
     failed = {}
-    for i in range(n):
-        order = list(range(len(specs)))
-        if i % 2:
-            order.reverse()
-        for k in order:
-            if k in failed:
-                continue
-            try:
-                figures[k].append(session_peak(specs[k][1], specs[k][2]))
-            except (NotAvailable, OSError, ValueError) as e:
-                failed[k] = str(e)
+    for _, k in in_turns(len(specs), n, failed):
+        try:
+            figures[k].append(session_peak(specs[k][1], specs[k][2]))
+        except (NotAvailable, OSError, ValueError) as e:
+            failed[k] = str(e)
     medians = [None if k in failed else p50(figures[k]) for k in range(len(specs))]
     for k, (name, _, _) in enumerate(specs):
         if medians[k] is None:
@@ -323,25 +318,19 @@ def section_kinds(table, skel, runs, old_pyz, old_reason):
     figures = [[] for _ in programs]
     info = [None] * len(programs)
     failed = {}
-    for i in range(n + 1):
-        order = list(range(len(programs)))
-        if i % 2:
-            order.reverse()
-        for k in order:
-            if k in failed:
-                continue
-            try:
-                _, p = timed_run(programs[k][1], skel)
-                fields = p.stdout.decode("utf-8").split()
-                if p.returncode != 0 or len(fields) != 3:
-                    raise ValueError("%s: %s" % (exit_text(p.returncode),
-                                                 last_line(p.stderr) or "no figure"))
-            except (ValueError, OSError, subprocess.TimeoutExpired) as e:
-                failed[k] = str(e)
-                continue
-            if i:   # the first round is a warm-up
-                figures[k].append(int(fields[0]) / 1e9)
-            info[k] = fields[1:]
+    for i, k in in_turns(len(programs), n + 1, failed):
+        try:
+            _, p = timed_run(programs[k][1], skel)
+            fields = p.stdout.decode("utf-8").split()
+            if p.returncode != 0 or len(fields) != 3:
+                raise ValueError("%s: %s" % (exit_text(p.returncode),
+                                             last_line(p.stderr) or "no figure"))
+        except (ValueError, OSError, subprocess.TimeoutExpired) as e:
+            failed[k] = str(e)
+            continue
+        if i:   # the first round is a warm-up
+            figures[k].append(int(fields[0]) / 1e9)
+        info[k] = fields[1:]
     medians = []
     lists_of = ["?", "?"]
     for k, (name, _) in enumerate(programs):

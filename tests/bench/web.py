@@ -3,31 +3,27 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 import threading
 import time
 import http.client
 import urllib.parse
 
 from bench import common
-from bench.common import (GEN_RULES, HTTP_CLIENTS, NotAvailable, PYTHON, REAL_LATEST,
+from bench.common import (Child, GEN_RULES, HTTP_CLIENTS, NotAvailable, PYTHON, REAL_LATEST,
                           REQUEST_TIMEOUT, ROOT, RULE_URI, SPAWN_TIMEOUT, WARMUP, child_env,
-                          exit_text, first_line, fmt_ms, last_line, lat, p50, p95, progress,
-                          stop, track)
+                          exit_text, first_line, fmt_ms, in_turns, last_line, lat, p50, p95,
+                          progress, stop)
 from bench.repos import context_targets
 from bench.sessions import INITIALIZE, LEGACY, MODERN, MODERN_META, frame, rpc_error
 
 
-class Server:
+class Server(Child):
     """`majordomus.pyz serve --port 0`; the port is parsed from its stderr log."""
 
     def __init__(self, repo, pyz=None):
         pyz = pyz or common.PYZ
-        self.err = tempfile.TemporaryFile()
-        self.t_spawn = time.perf_counter()
-        self.proc = track(subprocess.Popen([PYTHON, pyz, "serve", "--port", "0"], cwd=repo,
-                                           env=child_env(), stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=self.err))
+        self.spawn([PYTHON, pyz, "serve", "--port", "0"], repo, child_env(),
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         self.host = self.port = None
         deadline = time.monotonic() + SPAWN_TIMEOUT
         pattern = re.compile(r"listening on http://(\S+):(\d+)")
@@ -45,13 +41,6 @@ class Server:
         if rc is None:
             raise NotAvailable("no 'listening on' line within %d s" % SPAWN_TIMEOUT)
         raise NotAvailable("%s%s" % (exit_text(rc), ": " + reason if reason else ""))
-
-    def stderr_text(self):
-        try:
-            self.err.seek(0)
-            return self.err.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
 
     def connect(self):
         return http.client.HTTPConnection(self.host, self.port, timeout=REQUEST_TIMEOUT)
@@ -340,32 +329,26 @@ def section_ui(table, big, reps, runs, old_pyz, old_reason):
                       % common.OLD_COMMIT, old_pyz, False))
     figures = [[] for _ in specs]
     failed = {}
-    for i in range(n + 1):
-        order = list(range(len(specs)))
-        if i % 2:
-            order.reverse()
-        for k in order:
-            if k in failed:
-                continue
-            _, pyz, ui = specs[k]
-            try:
-                server = Server(big, pyz)
-            except NotAvailable as e:
-                failed[k] = str(e)
-                continue
-            try:
-                conn = server.connect()
-                status, body, _ = http_get(conn, "/ui/" if ui else "/api/v1/repository")
-                t = time.perf_counter() - server.t_spawn
-                conn.close()
-                if status != 200:
-                    failed[k] = "HTTP %d: %s" % (status, first_line(body))
-                elif i:
-                    figures[k].append(t)
-            except (OSError, http.client.HTTPException) as e:
-                failed[k] = "%s: %s" % (type(e).__name__, e)
-            finally:
-                server.stop()
+    for i, k in in_turns(len(specs), n + 1, failed):
+        _, pyz, ui = specs[k]
+        try:
+            server = Server(big, pyz)
+        except NotAvailable as e:
+            failed[k] = str(e)
+            continue
+        try:
+            conn = server.connect()
+            status, body, _ = http_get(conn, "/ui/" if ui else "/api/v1/repository")
+            t = time.perf_counter() - server.t_spawn
+            conn.close()
+            if status != 200:
+                failed[k] = "HTTP %d: %s" % (status, first_line(body))
+            elif i:
+                figures[k].append(t)
+        except (OSError, http.client.HTTPException) as e:
+            failed[k] = "%s: %s" % (type(e).__name__, e)
+        finally:
+            server.stop()
     medians = []
     for k, (name, _, _) in enumerate(specs):
         if k in failed or not figures[k]:
