@@ -813,6 +813,72 @@ def policy_key_paths(finish_requires):
            "projections.2.provider", "projections.2.target"])
 
 
+POLICY = ".ai/repo/policy.yaml"
+SCOPE_RULE = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
+SOURCES = ".ai/repo/knowledge/sources.yaml"
+# What the policy and the scope rule of each skeleton-shaped layer read as (ViewsTest).
+SKELETON_VIEWS = {
+    "layer": {
+        "context": {"always_loaded_budget_lines": 120, "builder_budget_lines": 240,
+                    "recent_decisions": 3, "max_list_items": 12,
+                    "strategy": "smallest-that-suffices", "transcript_is_state": False},
+        "profiles": {"default": "implementation", "checkpoint_interval_default": "20m"},
+        "finish_requires": ["tests_ran", "scope_respected", "notes_written"],
+        "required_sections": ["Goal", "Where it stands", "What comes next"],
+        "regression": {"p50": "0.4", "p95": "0.45", "p99": "0.7"},
+        "enforcement": [
+            {"name": "check-before-commit", "path": "majordomus", "args": ["check"],
+             "wired_by": "git-hook:pre-commit"},
+            {"name": "verify-before-push", "path": "majordomus", "args": ["finish", "--dry-run"],
+             "wired_by": "git-hook:pre-push"}],
+        "meta": {
+            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
+            "title": "Stay inside the claimed paths",
+            "description": "A task changes only the files it said it would change.",
+            "statement": "Changes outside the paths a task claimed do not count as that "
+                         "task's work.",
+            "status": "active", "class": "blocking",
+            "depends_on": ["majordomus.one-task-at-a-time@1"],
+            "tags": ["scope", "review"],
+            "x-majordomus": {"validator": "scope", "category": "scope",
+                             "enforced_by": ["check", "finish"],
+                             "policy_key": "scope_respected", "exit_code": 10,
+                             "claims": ["claimed-paths", "one-task"],
+                             "tests": ["test/cases/03_scope.sh"]}},
+        "body_starts": "\n# Why\n", "body_ends": "at check and at finish.\n"},
+    "reference": {
+        "context": {"always_loaded_budget_lines": 150, "builder_budget_lines": 300,
+                    "recent_decisions": 5, "max_list_items": 20,
+                    "strategy": "minimum-sufficient", "transcript_is_state": False},
+        "profiles": {"default": "implementation", "checkpoint_interval_default": "15m"},
+        "finish_requires": ["scope_respected", "verification_ran", "state_updated",
+                            "no_open_blockers", "note_present"],
+        "required_sections": ["Objective", "Current State", "Next Action"],
+        "regression": {"p50": "0.5", "p95": "0.5", "p99": "0.6"},
+        "enforcement": [
+            {"name": "doctor-on-commit", "path": "majordomus", "args": ["doctor"],
+             "wired_by": "git-hook:pre-commit"},
+            {"name": "finish-on-push", "path": "majordomus", "args": ["finish", "--check"],
+             "wired_by": "git-hook:pre-push"}],
+        "meta": {
+            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
+            "title": "Scope integrity",
+            "description": "A task touches only the paths it claimed; work found elsewhere is "
+                           "not accepted as done.",
+            "statement": "Work outside the paths a task claimed is not accepted as that task's "
+                         "work.",
+            "status": "active", "class": "blocking",
+            "depends_on": ["majordomus.one-worker-one-scope@1"],
+            "tags": ["scope", "verification"],
+            "x-majordomus": {"validator": "scope", "category": "scope",
+                             "enforced_by": ["check", "finish", "watch"],
+                             "policy_key": "scope_respected", "exit_code": 10,
+                             "claims": ["scope-enforcement", "scoped-task"],
+                             "tests": ["test/cases/04_start_check.sh"]}},
+        "body_starts": "\n# Rationale\n", "body_ends": "CI runs that case.\n"},
+}
+
+
 class ViewsTest(Checks, unittest.TestCase):
     mod = majordomus
 
@@ -832,116 +898,63 @@ class ViewsTest(Checks, unittest.TestCase):
             with self.subTest(name=name):
                 self.assertEqual(majordomus.key_paths(tree), expected)
 
-    def test_layer_policy_tree_and_paths(self):
-        """The test layer's policy: nested mappings, inline comments, a block list of
-        scalars, flow lists, block lists of mappings, numbers that stay text."""
-        tree = majordomus.parse_subset(read(os.path.join(SKELETON, ".ai/repo/policy.yaml")))
+    # The views are read on two layers of the skeleton's shape: the test layer (always
+    # there) and the reference skeleton (skipped by name where it is absent); SKELETON_VIEWS
+    # holds what each must read as.
+
+    def policy_tree_and_paths(self, path, want):
+        """A policy: nested mappings, inline comments, a block list of scalars, flow lists,
+        block lists of mappings, numbers that stay text."""
+        tree = majordomus.parse_subset(read(path))
         self.assertIs(tree["version"], 1)
-        self.assertTree(tree["context"], {
-            "always_loaded_budget_lines": 120, "builder_budget_lines": 240,
-            "recent_decisions": 3, "max_list_items": 12, "strategy": "smallest-that-suffices",
-            "transcript_is_state": False})
-        self.assertTree(tree["profiles"], {"default": "implementation",
-                                           "checkpoint_interval_default": "20m"})
-        self.assertTree(tree["verification"]["finish_requires"],
-                        ["tests_ran", "scope_respected", "notes_written"])
-        self.assertTree(tree["handover"]["required_sections"],
-                        ["Goal", "Where it stands", "What comes next"])
-        self.assertTree(tree["benchmark"]["regression"], {"p50": "0.4", "p95": "0.45", "p99": "0.7"})
-        self.assertTree(tree["enforcement"], [
-            {"name": "check-before-commit", "path": "majordomus", "args": ["check"],
-             "wired_by": "git-hook:pre-commit"},
-            {"name": "verify-before-push", "path": "majordomus", "args": ["finish", "--dry-run"],
-             "wired_by": "git-hook:pre-push"}])
+        self.assertTree(tree["context"], want["context"])
+        self.assertTree(tree["profiles"], want["profiles"])
+        self.assertTree(tree["verification"]["finish_requires"], want["finish_requires"])
+        self.assertTree(tree["handover"]["required_sections"], want["required_sections"])
+        self.assertTree(tree["benchmark"]["regression"], want["regression"])
+        self.assertTree(tree["enforcement"], want["enforcement"])
         self.assertTree(tree["projections"], [
             {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
             {"provider": "claude-code", "target": "CLAUDE.md"},
             {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(3))
+        self.assertEqual(majordomus.key_paths(tree),
+                         policy_key_paths(len(want["finish_requires"])))
+
+    def rule_front_matter(self, path, want):
+        """A front matter with flow lists, a blank line and a nested mapping of its own."""
+        meta, body = majordomus.split_front_matter(read(path))
+        self.assertTree(meta, want["meta"])
+        self.assertTrue(body.startswith(want["body_starts"]))
+        self.assertTrue(body.endswith(want["body_ends"]))
+
+    def sources_parse(self, path):
+        tree = majordomus.parse_subset(read(path))
+        self.assertEqual(list(tree), ["version", "sources"])
+        self.assertEqual([c["id"] for c in tree["sources"]],
+                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
+                          "document", "readme"])
+        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
+                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
+                                             "required": True})
+
+    def test_layer_policy_tree_and_paths(self):
+        self.policy_tree_and_paths(os.path.join(SKELETON, POLICY), SKELETON_VIEWS["layer"])
 
     def test_layer_rule_front_matter(self):
-        """A front matter with flow lists, a blank line and a nested mapping of its own."""
-        meta, body = majordomus.split_front_matter(read(os.path.join(
-            SKELETON, ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md")))
-        self.assertTree(meta, {
-            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
-            "title": "Stay inside the claimed paths",
-            "description": "A task changes only the files it said it would change.",
-            "statement": "Changes outside the paths a task claimed do not count as that "
-                         "task's work.",
-            "status": "active", "class": "blocking",
-            "depends_on": ["majordomus.one-task-at-a-time@1"],
-            "tags": ["scope", "review"],
-            "x-majordomus": {"validator": "scope", "category": "scope",
-                             "enforced_by": ["check", "finish"],
-                             "policy_key": "scope_respected", "exit_code": 10,
-                             "claims": ["claimed-paths", "one-task"],
-                             "tests": ["test/cases/03_scope.sh"]}})
-        self.assertTrue(body.startswith("\n# Why\n"))
-        self.assertTrue(body.endswith("at check and at finish.\n"))
+        self.rule_front_matter(os.path.join(SKELETON, SCOPE_RULE), SKELETON_VIEWS["layer"])
 
     def test_layer_sources_parse(self):
-        tree = majordomus.parse_subset(read(os.path.join(SKELETON, ".ai/repo/knowledge/sources.yaml")))
-        self.assertEqual(list(tree), ["version", "sources"])
-        self.assertEqual([c["id"] for c in tree["sources"]],
-                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
-                          "document", "readme"])
-        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
-                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
-                                             "required": True})
+        self.sources_parse(os.path.join(SKELETON, SOURCES))
 
     def test_reference_skeleton_policy_tree_and_paths(self):
-        tree = majordomus.parse_subset(read(reference_skeleton(self, ".ai/repo/policy.yaml")))
-        self.assertIs(tree["version"], 1)
-        self.assertTree(tree["context"], {
-            "always_loaded_budget_lines": 150, "builder_budget_lines": 300,
-            "recent_decisions": 5, "max_list_items": 20, "strategy": "minimum-sufficient",
-            "transcript_is_state": False})
-        self.assertTree(tree["profiles"], {"default": "implementation",
-                                           "checkpoint_interval_default": "15m"})
-        self.assertTree(tree["handover"]["required_sections"],
-                        ["Objective", "Current State", "Next Action"])
-        self.assertTree(tree["benchmark"]["regression"], {"p50": "0.5", "p95": "0.5", "p99": "0.6"})
-        self.assertTree(tree["enforcement"], [
-            {"name": "doctor-on-commit", "path": "majordomus", "args": ["doctor"],
-             "wired_by": "git-hook:pre-commit"},
-            {"name": "finish-on-push", "path": "majordomus", "args": ["finish", "--check"],
-             "wired_by": "git-hook:pre-push"}])
-        self.assertTree(tree["projections"], [
-            {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
-            {"provider": "claude-code", "target": "CLAUDE.md"},
-            {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(5))
+        self.policy_tree_and_paths(reference_skeleton(self, POLICY),
+                                   SKELETON_VIEWS["reference"])
 
     def test_reference_skeleton_rule_front_matter(self):
-        meta, body = majordomus.split_front_matter(read(reference_skeleton(
-            self, ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md")))
-        self.assertTree(meta, {
-            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
-            "title": "Scope integrity",
-            "description": "A task touches only the paths it claimed; work found elsewhere is not "
-                           "accepted as done.",
-            "statement": "Work outside the paths a task claimed is not accepted as that task's work.",
-            "status": "active", "class": "blocking",
-            "depends_on": ["majordomus.one-worker-one-scope@1"],
-            "tags": ["scope", "verification"],
-            "x-majordomus": {"validator": "scope", "category": "scope",
-                             "enforced_by": ["check", "finish", "watch"],
-                             "policy_key": "scope_respected", "exit_code": 10,
-                             "claims": ["scope-enforcement", "scoped-task"],
-                             "tests": ["test/cases/04_start_check.sh"]}})
-        self.assertTrue(body.startswith("\n# Rationale\n"))
-        self.assertTrue(body.endswith("CI runs that case.\n"))
+        self.rule_front_matter(reference_skeleton(self, SCOPE_RULE), SKELETON_VIEWS["reference"])
 
     def test_reference_skeleton_sources_parse(self):
-        tree = majordomus.parse_subset(read(reference_skeleton(self, ".ai/repo/knowledge/sources.yaml")))
-        self.assertEqual(list(tree), ["version", "sources"])
-        self.assertEqual([c["id"] for c in tree["sources"]],
-                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
-                          "document", "readme"])
-        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
-                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
-                                             "required": True})
+        self.sources_parse(reference_skeleton(self, SOURCES))
 
 
 # --------------------------------------------------------------------------------------------
