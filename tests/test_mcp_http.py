@@ -223,6 +223,16 @@ class McpHttpCase(unittest.TestCase):
         answer, _ = self.jpost(rpc(method, params, id), self.session_headers(sid, version))
         return answer
 
+    def refused_header(self, method, params, name, value, id):
+        """POST a 2026-07-28 request whose header `name` is value (None: left out), answered
+        400: (the answer, the response's headers)."""
+        h = modern_headers(method, params)
+        if value is None:
+            del h[name]
+        else:
+            h[name] = value
+        return self.jpost(rpc(method, params, id), h, status=400)
+
     def modern_post(self, method, params=None, id=1, headers=None, status=200, **meta_args):
         params = modern(params, **meta_args)
         h = modern_headers(method, params)
@@ -635,13 +645,8 @@ class ModernPostTests(McpHttpCase):
                                 (" 2026-07-27", "header mismatch: MCP-Protocol-Version")):
             for method in ("tools/list", "server/discover"):
                 with self.subTest(header=header, method=method):
-                    params = modern()
-                    h = modern_headers(method, params)
-                    if header is None:
-                        del h["MCP-Protocol-Version"]
-                    else:
-                        h["MCP-Protocol-Version"] = header
-                    answer, rh = self.jpost(rpc(method, params, 11), h, status=400)
+                    answer, rh = self.refused_header(method, modern(), "MCP-Protocol-Version",
+                                                     header, 11)
                     self.assertRpcError(answer, 11, -32020, message)
                     self.assertNotIn("mcp-session-id", rh)
 
@@ -679,13 +684,8 @@ class ModernPostTests(McpHttpCase):
                                   ("base64 of another", b64("other")),
                                   ("broken base64", "=?base64?%%%%?=")):
                 with self.subTest(method=method, header=label):
-                    params = modern(base)
-                    h = modern_headers(method, params)
-                    if header is None:
-                        del h["Mcp-Name"]
-                    else:
-                        h["Mcp-Name"] = header
-                    answer, _ = self.jpost(rpc(method, params, 21), h, status=400)
+                    answer, _ = self.refused_header(method, modern(base), "Mcp-Name", header,
+                                                    21)
                     self.assertRpcError(answer, 21, -32020, "header mismatch: Mcp-Name")
             for label, header in (("plain", value), ("base64", b64(value))):
                 with self.subTest(method=method, accepted=label):

@@ -47,6 +47,18 @@ class SdkCase(unittest.TestCase):
                 return await scenario(*args)
         return anyio.run(bounded)
 
+    def legacy(self, connect):
+        """A 2025-era ClientSession over the streams of connect() (stdio_client or
+        streamable_http_client): initialize, ping, then exercise(): (initialize's result,
+        what exercise returned)."""
+        async def scenario():
+            async with connect() as (read, write):
+                async with ClientSession(read, write) as session:
+                    init = await session.initialize()
+                    await session.send_ping()
+                    return init, await self.exercise(session)
+        return self.run_async(scenario)
+
     def listen(self, target, name, **listen):
         """A 2026-07-28 Client of target (stdio parameters or the /mcp URL) listens for
         resources/list_changed (and what `listen` adds) while the rule `name` is staged:
@@ -204,13 +216,7 @@ class StdioSdkTests(SdkCase):
         self.check(out, MODERN)
 
     def test_client_session_negotiates_2025_11_25(self):
-        async def scenario():
-            async with stdio_client(self.params()) as (read, write):
-                async with ClientSession(read, write) as session:
-                    init = await session.initialize()
-                    await session.send_ping()
-                    return init, await self.exercise(session)
-        init, out = self.run_async(scenario)
+        init, out = self.legacy(lambda: stdio_client(self.params()))
         self.assertEqual(init.protocol_version, LEGACY)
         self.assertEqual(init.server_info.name, "majordomus")
         self.assertTrue(init.capabilities.resources.list_changed)
@@ -277,13 +283,7 @@ class HttpSdkTests(SdkCase):
         cls.url = "http://127.0.0.1:%d/mcp" % cls.srv.port
 
     def test_legacy_session(self):
-        async def scenario():
-            async with streamable_http_client(self.url) as (read, write):
-                async with ClientSession(read, write) as session:
-                    init = await session.initialize()
-                    await session.send_ping()
-                    return init, await self.exercise(session)
-        init, out = self.run_async(scenario)
+        init, out = self.legacy(lambda: streamable_http_client(self.url))
         self.assertEqual(init.protocol_version, LEGACY)
         self.assertEqual(init.server_info.name, "majordomus")
         self.check(out, LEGACY)
