@@ -315,6 +315,19 @@ def class_repo(cls, files=None):
     return make_repo(_ClassScope(cls), files=files)
 
 
+def real_latest_repo(testcase, name="real-latest", stand_ins=()):
+    """The reference data's real layer (fixtures/real-latest) committed in a scratch
+    repository, with an empty file at each path of stand_ins; the test is skipped by name
+    where the reference data is absent."""
+    real = reference_or_skip(testcase, "fixtures", "real-latest")
+    repo = make_repo(testcase, skeleton=False, commit=False, name=name)
+    copy_tree(real, repo)
+    for path in stand_ins:
+        write(repo, path, b"")
+    commit_all(repo)
+    return repo
+
+
 class ClassRepo(object):
     """A base for a test class whose tests share one scratch repository of the test layer,
     cls.repo, made once for the class (tests that only read it)."""

@@ -32,7 +32,6 @@ import unittest
 from tests import support
 
 BASELINE = "0436a0f"      # main before §20-§23
-REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
 GENERATED_RULES = 2000    # support.generated_rule's; every seventh carries NON_ASCII
 NON_ASCII = " \u2014 r\u00e8gle \u00e9crite \U0001f600"
 PAGE = 200                # the largest page (§16), for the walks
@@ -484,12 +483,7 @@ class IdentityTest(unittest.TestCase):
         self.compare_layer(support.make_repo(self, name="layer"))
 
     def test_real_latest(self):
-        real = support.reference_or_skip(self, *REAL)
-        repo = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
-        support.copy_tree(real, repo)
-        for path in REAL_STAND_INS:
-            support.write(repo, path, b"")
-        support.commit_all(repo)
+        repo = support.real_latest_repo(self, stand_ins=REAL_STAND_INS)
         self.compare_layer(repo)
 
     def test_generated_rules(self):

@@ -18,7 +18,6 @@ from tests import support
 
 import majordomus as mj
 
-REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
 BASELINE = "0436a0f"      # main before §20-§23: the substring answers must not change
 
 
@@ -438,9 +437,7 @@ class RealLayerQuestionsTest(unittest.TestCase):
     answered (skipped by name where it is absent)."""
 
     def test_the_issue_s_questions(self):
-        repo = support.make_repo(self, skeleton=False, commit=False)
-        support.copy_tree(support.reference_or_skip(self, *REAL), repo)
-        support.commit_all(repo)
+        repo = support.real_latest_repo(self, name="repo")
         for query, wanted in (("brief campaign", "project.a-brief-is-kept-as-received@1"),
                               ("how do I hand over a session", "handing-over"),
                               ("scope", "scope-integrity")):
@@ -475,11 +472,7 @@ class SubstringAsBeforeTest(unittest.TestCase):
         self.compare(support.make_repo(self, name="layer"))
 
     def test_byte_for_byte_real_latest(self):
-        real = support.reference_or_skip(self, *REAL)
-        repo = support.make_repo(self, skeleton=False, commit=False, name="real")
-        support.copy_tree(real, repo)
-        support.commit_all(repo)
-        self.compare(repo)
+        self.compare(support.real_latest_repo(self, name="real"))
 
     def compare(self, repo):
         queries = [{"query": q} for q in ("scope", "Scope", "policy.YAML", "a", "e", "—",

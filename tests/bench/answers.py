@@ -107,6 +107,17 @@ print(json.dumps({"objects": len(objects), "content": content, "indexed": indexe
 """
 
 
+def paths_to_ask(table, repo, names):
+    """The paths a context or brief row asks about (context_targets, 400 at most), or None
+    once each of the rows `names` is marked n/a with the reason."""
+    try:
+        return context_targets(repo, 400)
+    except RuntimeError as e:
+        for name in names:
+            table.na(name, str(e))
+        return None
+
+
 def section_context(table, repo, label, reps, firsts):
     """§20: majordomus_context on one session: the first call of the generation (a fresh
     session each, after tools/list), then distinct paths and one repeated path."""
@@ -114,11 +125,8 @@ def section_context(table, repo, label, reps, firsts):
     distinct_name = "majordomus_context, distinct paths, p50 / p95 (%s)" % label
     repeat_name = "majordomus_context, one path repeated, p50 / p95 (%s)" % label
     progress("context on %s" % label)
-    try:
-        targets = context_targets(repo, 400)
-    except RuntimeError as e:
-        for name in (first_name, distinct_name, repeat_name):
-            table.na(name, str(e))
+    targets = paths_to_ask(table, repo, (first_name, distinct_name, repeat_name))
+    if targets is None:
         return
     deepest = sorted(targets, key=lambda t: (-t.count("/"), t))
     session = None
@@ -184,11 +192,8 @@ def section_brief(table, repo, label, reps, firsts, first_goal, goal):
     first_name = "majordomus_brief, first of the generation (%s)" % label
     distinct_name = "majordomus_brief, distinct paths, p50 / p95 (%s)" % label
     progress("brief on %s" % label)
-    try:
-        targets = context_targets(repo, 400)
-    except RuntimeError as e:
-        table.na(first_name, str(e))
-        table.na(distinct_name, str(e))
+    targets = paths_to_ask(table, repo, (first_name, distinct_name))
+    if targets is None:
         return
     targets = [t if k % 2 else t + "/new_file_%d.md" % k for k, t in enumerate(targets)]
 
