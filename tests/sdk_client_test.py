@@ -34,8 +34,7 @@ class SdkClientTest(unittest.TestCase):
     maxDiff = None
 
     def setUp(self):
-        if not os.path.isfile(support.PYZ):
-            self.fail("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         self.repo = support.make_repo(self)
         fd, self.errlog_path = tempfile.mkstemp(prefix="mj-sdk-", suffix=".log")
         os.close(fd)

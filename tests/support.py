@@ -377,6 +377,13 @@ def commit_all(repo, message="commit"):
     git(repo, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", message)
 
 
+def require_archive():
+    """Fail unless majordomus.pyz is built (the tests that run it through a client's SDK
+    do not build it themselves)."""
+    if not os.path.isfile(PYZ):
+        raise AssertionError("build first: python3 build_zipapp.py (no %s)" % PYZ)
+
+
 def command(via="pyz"):
     return [PYTHON, ENTRIES[via]]
 

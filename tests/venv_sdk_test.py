@@ -10,7 +10,6 @@ runs only in the test virtual environment (from the checkout):
     .venv/bin/python tests/_unit.py venv_sdk_test
 """
 import json
-import os
 import sys
 import time
 import unittest
@@ -177,8 +176,7 @@ class SdkCase(unittest.TestCase):
 class StdioSdkTests(SdkCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(support.PYZ):
-            raise AssertionError("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         cls.repo = support.class_repo(cls)
 
     def params(self, entry=support.PYZ):
@@ -275,8 +273,7 @@ class StdioSdkTests(SdkCase):
 class HttpSdkTests(SdkCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(support.PYZ):
-            raise AssertionError("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         cls.repo = support.class_repo(cls)
         cls.srv = support.HttpServer(cls.repo)
         cls.addClassCleanup(cls.srv.stop)

@@ -153,9 +153,7 @@ def section_context(table, repo, label, reps, firsts):
                 times.append(t)
         table.row(repeat_name, lat(times), "p50 <= 1 ms", p50(times) <= 0.001)
     except (NotAvailable, ChildGone) as e:
-        for name in (first_name, distinct_name, repeat_name):
-            if not any(r[0] == "row" and r[1] == name for r in table.rows):
-                table.na(name, str(e))
+        table.na_unprinted((first_name, distinct_name, repeat_name), str(e))
     finally:
         if session is not None:
             session.close()
@@ -224,9 +222,7 @@ def section_brief(table, repo, label, reps, firsts, first_goal, goal):
             lat(times), min(len(targets), WARMUP + reps), lines / (WARMUP + reps)),
             "p50 <= %d ms" % (goal * 1000), p50(times) <= goal)
     except (NotAvailable, ChildGone, KeyError) as e:
-        for name in (first_name, distinct_name):
-            if not any(r[0] == "row" and r[1] == name for r in table.rows):
-                table.na(name, str(e))
+        table.na_unprinted((first_name, distinct_name), str(e))
     finally:
         if session is not None:
             session.close()
@@ -329,9 +325,7 @@ def section_search(table, big, reps, firsts):
         table.row(distinct_name, "%s (median total %d)" % (lat(times), p50(counts)),
                   "p50 <= 10 ms", p50(times) <= 0.010)
     except (NotAvailable, ChildGone) as e:
-        for name in (first_name, distinct_name):
-            if not any(r[0] == "row" and r[1] == name for r in table.rows):
-                table.na(name, str(e))
+        table.na_unprinted((first_name, distinct_name), str(e))
     finally:
         if session is not None:
             session.close()

@@ -140,6 +140,13 @@ class Table:
     def na(self, name, reason, target="-"):
         self.rows.append(("row", name, "n/a (%s)" % reason, target, "n/a"))
 
+    def na_unprinted(self, names, reason):
+        """n/a (reason) for each row of names not printed yet (a section that failed
+        midway)."""
+        for name in names:
+            if not any(r[0] == "row" and r[1] == name for r in self.rows):
+                self.na(name, reason)
+
     def note(self, text):
         if text not in self.notes:
             self.notes.append(text)
