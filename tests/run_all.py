@@ -457,12 +457,16 @@ def shards(modules):
 
 
 def suite_plan(found):
-    """{label: ([shard, …], environment)}: every test under the first interpreter; under
-    the others, the modules but ONCE's, without ONCE's classes (under one interpreter
-    there is no other: --fast runs every test)."""
+    """{label: ([shard, …], environment)}: every test under the first interpreter, on the
+    checkout's archive; under the others, the modules but ONCE's, without ONCE's classes,
+    each process on an archive its interpreter builds first (tests/_unit.py: the checkout's
+    carries the first interpreter's bytecode, and another interpreter compiles the module
+    at every start of it; test_platform.CheckoutArchiveTest compares the two). Under one
+    interpreter there is no other: --fast runs every test."""
     every = unit_modules()
     per_interpreter = [module for module in every if module not in ONCE_MODULES]
-    others = {"MAJORDOMUS_TEST_EXCLUDE": ",".join(ONCE_CLASSES)}
+    others = {"MAJORDOMUS_TEST_EXCLUDE": ",".join(ONCE_CLASSES),
+              "MAJORDOMUS_TEST_OWN_BUILD": "1"}
     return {interp.label: (shards(every), {}) if n == 0 else (shards(per_interpreter), others)
             for n, interp in enumerate(found)}
 
@@ -483,6 +487,9 @@ def plan_lines(found):
         for reason in reasons:
             names = [name for name in ONCE if ONCE[name] == reason]
             lines.append("    %s: %s" % (", ".join(names), reason))
+        lines.append("  the interpreters after the first run the suite on an archive each "
+                     "builds itself; test_platform.CheckoutArchiveTest compares its answers "
+                     "with the checkout's archive's")
     else:
         lines.append("  one interpreter: every test (%d modules)" % len(every))
     return lines

@@ -14,7 +14,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYZ = os.path.join(ROOT, "majordomus.pyz")
+# The archive under test: the checkout's build, or MAJORDOMUS_TEST_PYZ (the test command's
+# build by the interpreter running the suite, when that is not the interpreter that built
+# the checkout's: run_all.interpreter_archive).
+PYZ = os.environ.get("MAJORDOMUS_TEST_PYZ") or os.path.join(ROOT, "majordomus.pyz")
 PY = os.path.join(ROOT, "majordomus.py")
 # Reference data from elsewhere (the shell tools, the real layer, the skeleton; SPEC §28):
 # found at MAJORDOMUS_REFERENCE, else ../shared beside the checkout. Tests that compare with

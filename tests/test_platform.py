@@ -69,6 +69,16 @@ def build_tree(source, target, line_end=None):
     return build_in(target)
 
 
+def build_into(folder):
+    """This interpreter's build of the checkout, in folder."""
+    archive = os.path.join(folder, "majordomus.pyz")
+    proc = subprocess.run([sys.executable, os.path.join(support.ROOT, "build_zipapp.py"),
+                           archive], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        raise AssertionError("build failed: " + proc.stdout.decode("utf-8", "replace"))
+    return archive
+
+
 def build_in(folder):
     archive = os.path.join(folder, "majordomus.pyz")
     proc = subprocess.run([sys.executable, os.path.join(folder, "build_zipapp.py"), archive],
@@ -116,6 +126,29 @@ def first_difference(expected, got):
         if (code, out) != (code2, out2):
             return "%s: exit %d vs %d\n%r\n%r" % (what, code, code2, out[:300], out2[:300])
     return None
+
+
+class CheckoutArchiveTest(unittest.TestCase):
+    """§32, one archive for every interpreter: the checkout's majordomus.pyz, built by the
+    interpreter that ran the build (whose bytecode it carries), answers the test layer under
+    this interpreter byte for byte as an archive this interpreter builds itself. The test
+    command's other interpreters run the rest of the suite on their own build
+    (tests/_unit.py, MAJORDOMUS_TEST_OWN_BUILD): this is where they meet the checkout's."""
+
+    def test_the_checkout_archive_answers_as_this_interpreter_s_own_build(self):
+        checkout = os.path.join(support.ROOT, "majordomus.pyz")
+        if not os.path.isfile(checkout):
+            self.fail("build first: python3 build_zipapp.py (no %s)" % checkout)
+        own = support.PYZ
+        if own == checkout:
+            own = build_into(support.tempdir(self))
+        with open(own, "rb") as mine, open(checkout, "rb") as theirs:
+            if mine.read() == theirs.read():
+                return      # this interpreter built the checkout's: one archive, one answer
+        repo = support.make_repo(self)
+        expected = skeleton_answers(own, repo)
+        self.assertEqual(expected[0][1], 0, expected[0])
+        self.assertIsNone(first_difference(expected, skeleton_answers(checkout, repo)))
 
 
 class LineEndingsTest(unittest.TestCase):
