@@ -424,14 +424,19 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
     return lines
 
 
-# Seconds each module takes under one interpreter on an idle machine, roughly: the modules
-# are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
-# long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
-MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30, "test_cli": 11,
-                  "test_layer": 9, "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7,
-                  "test_mcp": 6, "test_paging": 6, "test_prompts": 6, "test_one_answer": 6,
-                  "test_http": 5, "test_kinds": 3, "test_context": 12, "test_search": 10,
-                  "test_lean": 4, "test_markdown": 8, "test_shared": 12}
+# Seconds each module takes under one interpreter on a quiet machine, roughly (the first
+# interpreter, every test): the modules are dealt into SHARDS groups of about equal time
+# (unknown modules count 5 s), so that the long waits (the 30 s head deadline, the live
+# layer's sweeps) run beside the rest.
+MODULE_SECONDS = {"test_live": 40, "test_hostile": 34, "test_http_deadline": 30,
+                  "test_context": 19, "test_platform": 17, "test_cli": 14, "test_brief": 14,
+                  "test_layer": 13, "test_shared": 13, "test_identity": 11, "test_search": 9,
+                  "test_mcp_http": 9, "test_http": 8, "test_one_answer": 8, "test_mcp": 8,
+                  "test_oracle": 7, "test_mcp_modern": 7, "test_paging": 6, "test_prompts": 6,
+                  "test_markdown": 5, "test_kinds": 4, "test_glob": 4, "test_lean": 3,
+                  "test_registry": 3, "test_bundle": 2, "test_allow_lists": 1,
+                  "test_warnings": 2, "test_pages": 2, "test_runner": 1, "test_readme": 1,
+                  "test_subset": 1}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
