@@ -241,9 +241,17 @@ class ThreadsTest(unittest.TestCase):
 
 
 class ScoringTest(unittest.TestCase):
-    """The order on small layers built by hand (ranked mode, through the real program)."""
+    """The order on small layers built by hand (ranked mode): what a search means, asked in
+    this process (a process adds nothing: InterfacesTest shows the CLI, MCP and HTTP give
+    this answer), but where two processes must agree (test_determinism)."""
 
     def search(self, repo, query, **extra):
+        """objects.search on repo's layer, read in this process."""
+        gen = mj.first_generation(repo, "vcs", mj.Counters())[0]
+        return gen.execute("objects.search", dict({"query": query}, **extra))
+
+    def search_cli(self, repo, query, **extra):
+        """The same through `majordomus search` (a process of its own: its hash seed)."""
         p = support.run(["search", query, "--format", "json"] + sum(
             (["--" + k, str(v)] for k, v in extra.items()), []), repo)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -341,8 +349,9 @@ class ScoringTest(unittest.TestCase):
     def test_determinism(self):
         repo = layer(self, *[rule("r%02d" % n, "Rule %d" % n, "scope and verification %d" % n)
                              for n in range(30)])
-        answers = [self.search(repo, "verification scope", limit=200) for _ in range(2)]
+        answers = [self.search_cli(repo, "verification scope", limit=200) for _ in range(2)]
         self.assertEqual(answers[0], answers[1])
+        self.assertEqual(self.search(repo, "verification scope", limit=200), answers[0])
         keys = [(-h["score"], h["uri"]) for h in answers[0]["hits"]]
         self.assertEqual(keys, sorted(keys))
 
