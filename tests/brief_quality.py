@@ -16,16 +16,13 @@ Usage: python3 tests/brief_quality.py [--misses]   (a benchmark, not a test; ben
 its figures)"""
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CASES = os.path.join(HERE, "brief_cases.json")
 sys.path.insert(0, HERE)
-from search_quality import corpus_repo  # noqa: E402
-from support import reference_missing  # noqa: E402
+from search_quality import generation, on_corpus  # noqa: E402
 
 
 def shown_in_full(value):
@@ -42,9 +39,7 @@ def shown_in_full(value):
 def measure(repo):
     """{"cases", "recall", "precision", "lines", "characters", "misses", "noise"} over every
     case, in one process, with the default budget."""
-    sys.path.insert(0, ROOT)
-    import majordomus
-    gen = majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
+    majordomus, gen = generation(repo)
     with open(CASES, encoding="utf-8") as handle:
         cases = json.load(handle)["cases"]
     recall = precision = lines = characters = 0.0
@@ -78,13 +73,8 @@ def measure(repo):
 
 
 def main(argv):
-    missing = reference_missing("fixtures", "real-latest")
-    if missing:
-        print("brief quality: skipped (%s)" % missing)
-        return 0
-    base = tempfile.mkdtemp(prefix="mj-brief-quality-")
-    try:
-        result = measure(corpus_repo(base))
+    def report(repo):
+        result = measure(repo)
         print("brief %d cases: recall %.3f within the default budget, precision %.3f, mean "
               "%.1f lines, mean %.0f characters" % (
                   result["cases"], result["recall"], result["precision"], result["lines"],
@@ -96,9 +86,7 @@ def main(argv):
             for path, intent, extra in result["noise"]:
                 print("  shown in full, not a must: %s (intent %r): %s" % (
                     path, intent, " ".join(extra)))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    return 0
+    return on_corpus("brief quality", "mj-brief-quality-", report)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ import os
 import random
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -455,6 +454,14 @@ def drop_field(fields, key):
     fields[:] = [(k, v) for k, v in fields if k != key]
 
 
+# The mutations that set one field to one wrong value: (the field, the value).
+ONE_FIELD = {"other kind": ("kind", "note"), "bad status": ("status", "draft"),
+             "bad scope": ("scope", "global"), "bad composition": ("composition", "merge"),
+             "bad audience": ("audience", "[human, robot]"),
+             "unknown provider": ("providers", "[agents, nonesuch]"),
+             "schema v2": ("schema", "context/v2")}
+
+
 def mutate(rng, mutation, generated, docs, dirs, files, links):
     """One thing wrong in the tree, of the kind named."""
     doc = rng.choice(generated)
@@ -466,14 +473,8 @@ def mutate(rng, mutation, generated, docs, dirs, files, links):
                                        "scope", "composition", "order"]))
     elif mutation == "drop providers":
         drop_field(fields, "providers")
-    elif mutation == "other kind":
-        set_field(fields, "kind", "note")
-    elif mutation == "bad status":
-        set_field(fields, "status", "draft")
-    elif mutation == "bad scope":
-        set_field(fields, "scope", "global")
-    elif mutation == "bad composition":
-        set_field(fields, "composition", "merge")
+    elif mutation in ONE_FIELD:
+        set_field(fields, *ONE_FIELD[mutation])
     elif mutation == "bad order":
         set_field(fields, "order", rng.choice(["first", "1.5", "ten", "1e3"]))
     elif mutation == "explicit without paths":
@@ -488,14 +489,8 @@ def mutate(rng, mutation, generated, docs, dirs, files, links):
     elif mutation == "supersedes not replace":
         set_field(fields, "composition", "extend")
         set_field(fields, "supersedes", "[ai.layer]")
-    elif mutation == "bad audience":
-        set_field(fields, "audience", "[human, robot]")
-    elif mutation == "unknown provider":
-        set_field(fields, "providers", "[agents, nonesuch]")
     elif mutation == "unknown key":
         fields.append(("flavour", "mint"))
-    elif mutation == "schema v2":
-        set_field(fields, "schema", "context/v2")
     elif mutation == "never closes":
         files[path] = front(fields).replace("\n---\n", "\n", 1)   # no closing fence
     elif mutation == "does not parse":
@@ -630,13 +625,7 @@ def write(repo, rel, text):
 def materialise(situation, scratch, number):
     """The situation's repository, committed (untracked files written after)."""
     repo = os.path.join(scratch, "s%03d" % number, "repo")
-    shutil.copytree(situation.base, repo, symlinks=True)
-    for dirpath, dirnames, filenames in os.walk(repo):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR)
-    os.chmod(repo, os.stat(repo).st_mode | stat.S_IWUSR)
+    support.copy_tree(situation.base, repo)
     if not os.path.exists(os.path.join(repo, ".ai", "repo", "knowledge", "sources.yaml")):
         write(repo, ".ai/repo/knowledge/sources.yaml", SOURCES)
     for rel, text in situation.files.items():

@@ -1,39 +1,55 @@
 #!/usr/bin/env python3
 """The one test command: build the zipapp, then run every test and print `N passed, N failed`.
 
-  1. python3 build_zipapp.py (twice, and the two archives must be byte-identical);
-  2. the unittest suite (tests/test_*.py) under every CPython 3.9-3.15 found on the machine
-     (pyenv versions, or python3.X on PATH) and under 3.14 and 3.15 with the newest git in a
-     Debian unstable root (tests/toolchain.py: made once with debootstrap, kept outside the
-     checkout; where it cannot be made the command says why and goes on); each
-     interpreter's modules in SHARDS processes, JOBS processes at a time;
+With no argument it runs every step below (what `.ci/run` runs); `--fast` runs the steps build
+and unit under this interpreter only; `--only STEP` runs the steps named (the option may be
+repeated, and takes a comma list); `--help` prints the usage and the steps and starts
+nothing. The steps, in the order they run:
+
+  build           python3 build_zipapp.py twice: the two archives must be byte-identical (the
+                  second, majordomus.pyz, is the archive under test; a step that needs it
+                  builds it first);
+  unit            the unittest suite (tests/test_*.py) under every CPython 3.9-3.15 found on
+                  the machine (pyenv versions, or python3.X on PATH) and under 3.14 and 3.15
+                  with the newest git in a Debian unstable root (tests/toolchain.py: made once
+                  with debootstrap, kept outside the checkout; where it cannot be made the
+                  command says why and goes on). The modules in ONCE (differentials that no
+                  interpreter changes, and a fixed wait on the product's own clock) run under
+                  the first interpreter only; every other module under each. Each
+                  interpreter's modules in SHARDS processes, JOBS processes at a time;
   beside it, one after another:
-  3. a virtual environment .venv/ (gitignored) with the official MCP Python SDK, jsonschema,
-     an OpenAPI validator, pyflakes and selenium, and the tests that need them (VENV_MODULES),
-     the browser tests in Debian's headless Chromium with axe-core (tests/toolchain.py);
-  4. the judges (tests/judges.py): the official MCP conformance suite against serve's /mcp,
-     the MCP Inspector CLI over stdio and HTTP, and the MCP Bundle CLI (`mcpb validate`) on
-     the bundle of build_zipapp.py --mcpb, installed with Node 22 into .tools/;
-  5. the fuzz suite (tests/fuzz.py, Hypothesis in the venv: a fixed seed, bounded counts)
-     and pyflakes over the product and the tests;
-  6. the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ naming the
-     shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus when it is there);
-  7. HEAD cloned with core.autocrlf=true (Git for Windows' default): its build must be a
-     plain clone's archive, answer the test layer byte for byte alike and pass the cases;
-  8. the differential tests of context against the later shell tool: resolution
-     (tests/context_differential.py) and list, validate, affected, check-sync
-     (tests/context_sync_differential.py), each once;
+  venv            a virtual environment .venv/ (gitignored) with the official MCP Python SDK,
+                  jsonschema, an OpenAPI validator, pyflakes and selenium, and the tests that
+                  need them (VENV_MODULES), the browser tests in Debian's headless Chromium
+                  with axe-core (tests/toolchain.py);
+  judges          tests/judges.py: the official MCP conformance suite against serve's /mcp,
+                  the MCP Inspector CLI over stdio and HTTP, and the MCP Bundle CLI (`mcpb
+                  validate`) on the bundle of build_zipapp.py --mcpb, installed with Node 22
+                  into .tools/;
+  fuzz            tests/fuzz.py (Hypothesis in the venv): a fixed seed, bounded counts;
+  lint            pyflakes (in the venv) over the product and the tests;
+  cases           the bash cases test/cases/*.sh against the built majordomus.pyz (with MJ
+                  naming the shell tool $MAJORDOMUS_REFERENCE/oracle/shell/bin/majordomus
+                  when it is there);
+  autocrlf        HEAD cloned with core.autocrlf=true (Git for Windows' default): its build
+                  must be a plain clone's archive, answer the test layer byte for byte alike
+                  and pass the cases;
+  context-oracle  the differential tests of context against the later shell tool: resolution
+                  (tests/context_differential.py) and list, validate, affected and check-sync
+                  (tests/context_sync_differential.py), each once;
   and in the unit suites' pool, first:
-  9. HEAD cloned into an empty temporary folder with no reference data beside it
-     (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run there under
-     this interpreter, one process at a time: 0 failed, its skipped groups named, its wall
-     time printed at the end beside the whole command's.
+  plain-clone     HEAD cloned into an empty temporary folder with no reference data beside it
+                  (MAJORDOMUS_REFERENCE pointing nowhere), and `tests/run_all.py --fast` run
+                  there under this interpreter, one process at a time: 0 failed, its skipped
+                  groups named, its wall time printed at the end beside the whole command's.
 Tests that compare with reference data (support.REFERENCE: $MAJORDOMUS_REFERENCE, default
 ../shared) are skipped by name where it is absent; each reason is one line
 `skipped (no reference data at PATH): N tests`.
-Usage: python3 tests/run_all.py [--fast]   (--fast: steps 1 and 2 under the interpreter
-running this script only)
+
+Nothing is imported from tests/ before the arguments are read: support makes a runtime
+folder when imported, and --help (or a refused argument) must start and write nothing.
 """
+import argparse
 import glob
 import hashlib
 import json
@@ -43,13 +59,101 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import support  # noqa: E402
-import toolchain  # noqa: E402
+support = toolchain = None      # tests/support.py and tests/toolchain.py, once a run starts
+
+# What runs under one interpreter only (the first: this one), and why: what it judges no
+# interpreter changes. A module, or a class (module.Class) the other interpreters leave out
+# (tests/_unit.py's MAJORDOMUS_TEST_EXCLUDE). Everything else runs under each interpreter:
+# the program's own code paths, its threads, sockets, subprocesses and encodings.
+PY_TWIN = ("a class run again through majordomus.py instead of the archive: every interpreter "
+           "runs it through the archive, and the source entry itself under test_cli, "
+           "test_layer, test_mcp and test_one_answer")
+ONCE = {
+    "test_identity": "every answer compared byte for byte with a build of an old commit, "
+                     "both run by one interpreter",
+    "test_oracle": "the reader judged against the shell tool's, document by document",
+    "test_http_deadline": "a fixed 30 s wait on the server's own head deadline",
+    "test_hostile.LiveSymlinkPyTest": PY_TWIN,
+    "test_hostile.FifoPyTest": PY_TWIN,
+    "test_hostile.DepthPyTest": PY_TWIN,
+    "test_hostile.CliNumbersPyTest": PY_TWIN,
+    "test_hostile.IdPyTest": PY_TWIN,
+    "test_hostile.BrokenStartPyTest": PY_TWIN,
+    "test_live.FollowPyTest": PY_TWIN,
+    "test_live.NotifyPyTest": PY_TWIN,
+}
+ONCE_MODULES = [name for name in ONCE if "." not in name]
+ONCE_CLASSES = [name for name in ONCE if "." in name]
+# (name, what it does): the steps of the full run, in their order; --only names them.
+STEPS = [
+    ("build", "two builds of majordomus.pyz, byte-identical"),
+    ("unit", "the unittest suite under every CPython 3.9-3.15 found or made (--fast: this "
+             "interpreter only), but for %s and %d classes run again through majordomus.py: "
+             "under the first one only" % (", ".join(ONCE_MODULES), len(ONCE_CLASSES))),
+    ("venv", "the tests that need .venv: the MCP SDK, jsonschema, OpenAPI, the browser"),
+    ("judges", "the MCP conformance suite, the MCP Inspector CLI, mcpb validate (.tools/)"),
+    ("fuzz", "tests/fuzz.py, Hypothesis in .venv: a fixed seed, bounded counts"),
+    ("lint", "pyflakes in .venv over the product and the tests"),
+    ("cases", "the bash cases test/cases/*.sh against majordomus.pyz"),
+    ("autocrlf", "HEAD cloned with core.autocrlf=true: the same archive, answers, cases"),
+    ("context-oracle", "tests/context_differential.py and tests/context_sync_differential.py "
+                       "against the later shell tool"),
+    ("plain-clone", "HEAD cloned with no reference data beside it, and --fast run there"),
+]
+STEP_NAMES = [name for name, _ in STEPS]
+FAST_STEPS = ("build", "unit")
+# The steps that test majordomus.pyz: the build runs before them (once) when not chosen.
+NEEDS_ARCHIVE = ("unit", "venv", "judges", "cases", "context-oracle")
+
+
+def parse_args(argv):
+    """The run's options: (the steps to run, in STEPS order; fast). An unknown flag or step
+    exits 2 with the usage (argparse), before anything has started."""
+    parser = argparse.ArgumentParser(
+        prog="python3 tests/run_all.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The one test command: builds the zipapp and runs every test, then prints "
+                    "`N passed, N failed`\n(`, N skipped` after it where tests were skipped). "
+                    "With no option it runs every step\n(about 25 minutes on two cores; "
+                    "`.ci/run` runs exactly that).",
+        epilog="steps, in the order they run:\n" + "".join(
+            textwrap.fill(text, 88, initial_indent="  %-16s" % name, subsequent_indent=" " * 18)
+            + "\n" for name, text in STEPS) +
+        "\n--only may be repeated and takes a comma list (--only cases,lint). A step that "
+        "tests\nmajordomus.pyz builds it first. --help starts nothing and writes nothing.")
+    parser.add_argument("--fast", action="store_true",
+                        help="the steps build and unit, under this interpreter only (a few "
+                             "minutes); with --only, the steps named, under this interpreter")
+    parser.add_argument("--only", metavar="STEP", action="append", default=[],
+                        help="only this step (repeat the option, or give a comma list; the "
+                             "steps are below)")
+    args = parser.parse_args(argv)
+    chosen = [name.strip() for value in args.only for name in value.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in STEP_NAMES]
+    if unknown or (args.only and not chosen):
+        parser.error("unknown step %s (the steps: %s)" % (", ".join(map(repr, unknown)) or "''",
+                                                           ", ".join(STEP_NAMES)))
+    if not chosen:
+        chosen = list(FAST_STEPS) if args.fast else list(STEP_NAMES)
+    if any(name in NEEDS_ARCHIVE for name in chosen) and "build" not in chosen:
+        chosen.append("build")
+    return [name for name in STEP_NAMES if name in chosen], args.fast
+
+
+def load_helpers():
+    """tests/support.py and tests/toolchain.py, imported when a run starts (support makes
+    the tests' runtime folder as it is imported)."""
+    global support, toolchain, SHELL_TOOL
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import support as support_module
+    import toolchain as toolchain_module
+    support, toolchain = support_module, toolchain_module
+    SHELL_TOOL = support.reference("oracle", "shell", "bin", "majordomus")
+
 
 VENV = os.path.join(ROOT, ".venv")
 # mcp 2.x has the 2026-07-28 Client; the stamp holds this list, so a change rebuilds .venv.
@@ -57,7 +161,7 @@ VENV_PACKAGES = ["mcp>=2.3.0", "openapi-spec-validator", "jsonschema", "pyflakes
                  "selenium>=4.20,<5", "hypothesis>=6.100,<7"]
 LINTED = ["majordomus.py", "build_zipapp.py", "tests"]
 MINORS = range(9, 16)
-SHELL_TOOL = support.reference("oracle", "shell", "bin", "majordomus")
+SHELL_TOOL = None       # the shell tool of the era, under the reference data (load_helpers)
 
 
 def say(text):
@@ -322,14 +426,20 @@ def run_cases(tally, python, archive=os.path.join(ROOT, "majordomus.pyz")):
     return lines
 
 
-# Seconds each module takes under one interpreter on an idle machine, roughly: the modules
-# are dealt into SHARDS groups of about equal time (unknown modules count 5 s), so that the
-# long waits (the 30 s head deadline, the live layer's sweeps) run beside the rest.
-MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30, "test_cli": 11, "test_layer": 9,
-                  "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
-                  "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
-                  "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8,
-                  "test_shared": 12, "test_context_sync": 6}
+# Seconds each module takes under one interpreter on a quiet machine, roughly (the first
+# interpreter, every test): the modules are dealt into SHARDS groups of about equal time
+# (unknown modules count 5 s), so that the long waits (the 30 s head deadline, the live
+# layer's sweeps) run beside the rest.
+MODULE_SECONDS = {"test_live": 40, "test_hostile": 34, "test_http_deadline": 30,
+                  "test_context": 19, "test_platform": 17, "test_cli": 14, "test_brief": 14,
+                  "test_layer": 13, "test_shared": 13, "test_identity": 11, "test_search": 9,
+                  "test_mcp_http": 9, "test_http": 8, "test_one_answer": 8, "test_mcp": 8,
+                  "test_oracle": 7, "test_mcp_modern": 7, "test_paging": 6, "test_prompts": 6,
+                  "test_markdown": 5, "test_kinds": 4, "test_glob": 4, "test_lean": 3,
+                  "test_registry": 3, "test_bundle": 2, "test_allow_lists": 1,
+                  "test_warnings": 2, "test_pages": 2, "test_runner": 1, "test_readme": 1,
+                  "test_subset": 1, "test_context_sync": 6, "test_hostile_peers": 35,
+                  "test_worktrees": 20, "test_install": 8, "test_sections": 1}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
@@ -338,10 +448,14 @@ VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
                 "venv_pages_test"]
 
 
-def shards():
-    """The unit modules, dealt into SHARDS lists of about equal time, heaviest first."""
-    modules = sorted(os.path.basename(p)[:-3]
-                     for p in glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
+def unit_modules():
+    """Every unit module, by name (tests/test_*.py)."""
+    return sorted(os.path.basename(p)[:-3]
+                  for p in glob.glob(os.path.join(ROOT, "tests", "test_*.py")))
+
+
+def shards(modules):
+    """`modules` dealt into SHARDS lists of about equal time, heaviest first."""
     groups = [[0, []] for _ in range(SHARDS)]
     for module in sorted(modules, key=lambda m: -MODULE_SECONDS.get(m, 5)):
         group = min(groups, key=lambda g: g[0])
@@ -350,12 +464,55 @@ def shards():
     return [names for _, names in sorted(groups, key=lambda g: -g[0]) if names]
 
 
+def suite_plan(found):
+    """{label: ([shard, …], environment)}: every test under the first interpreter, on the
+    checkout's archive; under the others, the modules but ONCE's, without ONCE's classes,
+    each process on an archive its interpreter builds first (tests/_unit.py: the checkout's
+    carries the first interpreter's bytecode, and another interpreter compiles the module
+    at every start of it; test_platform.CheckoutArchiveTest compares the two). Under one
+    interpreter there is no other: --fast runs every test."""
+    every = unit_modules()
+    per_interpreter = [module for module in every if module not in ONCE_MODULES]
+    others = {"MAJORDOMUS_TEST_EXCLUDE": ",".join(ONCE_CLASSES),
+              "MAJORDOMUS_TEST_OWN_BUILD": "1"}
+    return {interp.label: (shards(every), {}) if n == 0 else (shards(per_interpreter), others)
+            for n, interp in enumerate(found)}
+
+
+def plan_lines(found):
+    """What runs once and what under each interpreter, as the run prints it."""
+    every = unit_modules()
+    lines = ["unit suite: %d processes at a time, each interpreter's modules in up to %d shards"
+             % (JOBS, SHARDS)]
+    if len(found) > 1:
+        lines.append("  under each of the %d interpreters: %d modules, but %d classes; once, "
+                     "under %s only:" % (len(found), len(every) - len(ONCE_MODULES),
+                                        len(ONCE_CLASSES), found[0].label))
+        reasons = []
+        for name, reason in ONCE.items():
+            if reason not in reasons:
+                reasons.append(reason)
+        for reason in reasons:
+            names = [name for name in ONCE if ONCE[name] == reason]
+            lines.append("    %s: %s" % (", ".join(names), reason))
+        lines.append("  the interpreters after the first run the suite on an archive each "
+                     "builds itself; test_platform.CheckoutArchiveTest compares its answers "
+                     "with the checkout's archive's")
+    else:
+        lines.append("  one interpreter: every test (%d modules)" % len(every))
+    return lines
+
+
 def run_suite(pool, found):
-    """Every interpreter's suite, each in SHARDS processes: {label: [future, …]}."""
+    """Every interpreter's suite, each in its shards: {label: [future, …]}, the first
+    shard of each interpreter submitted before the second of any."""
+    plan = suite_plan(found)
     jobs = {interp.label: [] for interp in found}
-    for modules in shards():
+    for index in range(max(len(groups) for groups, _ in plan.values())):
         for interp in found:
-            jobs[interp.label].append(pool.submit(run_unit, interp, modules))
+            groups, env = plan[interp.label]
+            if index < len(groups):
+                jobs[interp.label].append(pool.submit(run_unit, interp, groups[index], env))
     return jobs
 
 
@@ -391,36 +548,46 @@ def browser_env(tally, lines):
             "MAJORDOMUS_CHROMEDRIVER": chromium["chromedriver"], "MAJORDOMUS_AXE": axe}
 
 
-def extras(tally, venv_ready):
-    """What runs beside the unit suites, one after another; its lines are printed at the
-    end: the venv tests (the SDK, the allow-list proof, OpenAPI), the judges, lint, cases."""
+def extras(tally, steps):
+    """The chosen steps that run beside the unit suites, one after another; their lines are
+    printed at the end: the venv tests (the SDK, the allow-list proof, OpenAPI, the
+    browser), the judges, fuzz, lint, the cases, the autocrlf clone, the context oracle."""
     lines = []
-    venv = venv_ready()
-    if venv:
+    venv = venv_python(tally) if {"venv", "fuzz", "lint"} & set(steps) else None
+    if venv and "venv" in steps:
         env = dict(browser_env(tally, lines), MAJORDOMUS_REQUIRE_VALIDATOR="1")
         started = time.time()
         summary, output = run_unit(venv, VENV_MODULES, env)
         lines.append(unit_line("venv (mcp SDK, jsonschema, openapi-spec-validator, selenium)",
                                summary, output, started))
         tally.add(summary["passed"], summary["failed"], summary["skipped"])
+    if "judges" in steps:
+        lines += run_judges(tally)
+    if venv and "fuzz" in steps:
+        lines += fuzz(tally, venv)
+    if venv and "lint" in steps:
+        lines.append(lint(tally, venv))
+    if "cases" in steps:
+        lines += run_cases(tally, sys.executable)
+    if "autocrlf" in steps:
+        lines.append(autocrlf_checkout(tally))
+    if "context-oracle" in steps:
+        lines += run_context_oracle(tally)
+        lines += run_context_oracle(tally, "context_sync_differential.py", "context sync oracle")
+    return lines
+
+
+def run_judges(tally):
+    """tests/judges.py: its lines, and one line with its counts."""
     started = time.time()
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "judges.py")], cwd=ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
     output = proc.stdout.decode("utf-8", "replace").rstrip("\n").splitlines()
     counts = re.match(r"judges: (\d+) checks ok, (\d+) failing\Z", output[-1] if output else "")
-    lines += output[:-1]
     passed, failed = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 1)
-    lines.append("judges (conformance suite, MCP Inspector, mcpb): %d checks ok, %d failing "
-                 "(%.1fs)" % (passed, failed, time.time() - started))
     tally.add(passed, failed)
-    if venv:
-        lines += fuzz(tally, venv)
-        lines.append(lint(tally, venv))
-    lines += run_cases(tally, sys.executable)
-    lines.append(autocrlf_checkout(tally))
-    lines += run_context_oracle(tally)
-    lines += run_context_oracle(tally, "context_sync_differential.py", "context sync oracle")
-    return lines
+    return output[:-1] + ["judges (conformance suite, MCP Inspector, mcpb): %d checks ok, "
+                          "%d failing (%.1fs)" % (passed, failed, time.time() - started)]
 
 
 def autocrlf_checkout(tally):
@@ -527,29 +694,36 @@ def run_context_oracle(tally, script="context_differential.py", label="context o
     return output
 
 
-def main():
-    fast = "--fast" in sys.argv[1:]
+def main(argv=None):
+    steps, fast = parse_args(sys.argv[1:] if argv is None else argv)
+    load_helpers()
     tally = Tally()
     began = time.time()
-    if not build(tally):
+    if len(steps) < len(STEP_NAMES):
+        say("steps: %s%s" % (", ".join(steps), " (this interpreter only)" if fast else ""))
+    if "build" in steps and not build(tally):
         say("%d passed, %d failed" % (tally.passed, tally.failed))
         return 1
-    if fast:
-        found, missing = [Interpreter(sys.version.split()[0], [sys.executable], "")], []
-    else:
-        found, missing = interpreters()
-    say("interpreters: %s%s" % (", ".join(i.label for i in found),
-                                "; not on this machine: " + ", ".join(missing) if missing else ""))
-    say("unit suite: %d processes at a time, each interpreter's modules in %d shards"
-        % (JOBS, len(shards())))
+    found = []
+    if "unit" in steps:
+        if fast:
+            found = [Interpreter(sys.version.split()[0], [sys.executable], "")]
+            missing = []
+        else:
+            found, missing = interpreters()
+        say("interpreters: %s%s" % (", ".join(i.label for i in found), "; not on this "
+                                    "machine: " + ", ".join(missing) if missing else ""))
+        for line in plan_lines(found):
+            say(line)
+    side_steps = [step for step in steps if step not in ("build", "unit", "plain-clone")]
     started = time.time()
     with ThreadPoolExecutor(max_workers=JOBS) as pool, ThreadPoolExecutor(max_workers=1) as side:
-        # --fast is the build and the unit suite alone (the README says so). The plain
-        # clone's --fast takes one of the pool's places first (one process at a time, like
-        # one more interpreter's suite), while the extras run one after another beside.
-        plain = None if fast else pool.submit(plain_clone, tally)
-        jobs = run_suite(pool, found)
-        beside = None if fast else side.submit(extras, tally, lambda: venv_python(tally))
+        # The plain clone's --fast takes one of the pool's places first (one process at a
+        # time, like one more interpreter's suite), while the other steps run one after
+        # another beside.
+        plain = pool.submit(plain_clone, tally) if "plain-clone" in steps else None
+        jobs = run_suite(pool, found) if found else {}
+        beside = side.submit(extras, tally, side_steps) if side_steps else None
         for interp in found:
             summary, output, record = merged(jobs[interp.label])
             report_unit(tally, "unittest " + interp.label, summary, output, started)

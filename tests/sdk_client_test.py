@@ -20,13 +20,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests import support
+from tests.support import (PROMPT_PATH, PROMPT_URI, REPOSITORY_URI, RULE_PATH, RULE_URI,
+                           SUPPORTED_VERSIONS)
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-PROMPT_PATH = ".ai/repo/prompts/continue.md"
-REPOSITORY_URI = "majordomus://repository"
 TOOLS = list(support.TOOLS)
 
 
@@ -38,8 +34,7 @@ class SdkClientTest(unittest.TestCase):
     maxDiff = None
 
     def setUp(self):
-        if not os.path.isfile(support.PYZ):
-            self.fail("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         self.repo = support.make_repo(self)
         fd, self.errlog_path = tempfile.mkstemp(prefix="mj-sdk-", suffix=".log")
         os.close(fd)

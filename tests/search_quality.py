@@ -39,9 +39,7 @@ def corpus_repo(base):
 def measure(gen_or_module, repo, mode, style=None, questions_file=QUESTIONS):
     """{"mrr10", "recall5", "recall10", "misses"} of every question of `questions_file` (of
     one style, when given: "natural" is how agents ask), in one process."""
-    sys.path.insert(0, ROOT)
-    import majordomus
-    gen = majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
+    majordomus, gen = generation(repo)
     with open(questions_file, encoding="utf-8") as handle:
         questions = json.load(handle)["questions"]
     if style is not None:
@@ -68,14 +66,31 @@ def measure(gen_or_module, repo, mode, style=None, questions_file=QUESTIONS):
             "recall10": found10 / count, "misses": misses}
 
 
-def main(argv):
+def on_corpus(what, prefix, report):
+    """report(repo) on a committed copy of the real layer in a temporary folder made with
+    `prefix`, removed after; without the reference data, a line saying `what` was skipped.
+    The exit code: 0."""
     missing = reference_missing("fixtures", "real-latest")
     if missing:
-        print("search quality: skipped (%s)" % missing)
+        print("%s: skipped (%s)" % (what, missing))
         return 0
-    base = tempfile.mkdtemp(prefix="mj-quality-")
+    base = tempfile.mkdtemp(prefix=prefix)
     try:
-        repo = corpus_repo(base)
+        report(corpus_repo(base))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+def generation(repo):
+    """(the module, the first generation of repo's layer, read in this process)."""
+    sys.path.insert(0, ROOT)
+    import majordomus
+    return majordomus, majordomus.first_generation(repo, "vcs", majordomus.Counters())[0]
+
+
+def main(argv):
+    def report(repo):
         for label, questions in (("", QUESTIONS), ("unseen ", UNSEEN)):
             for mode, style in (("ranked", None), ("ranked", "natural"), ("substring", None)):
                 result = measure(None, repo, mode, style, questions)
@@ -87,9 +102,7 @@ def main(argv):
                 if wanted in argv and mode == "ranked" and style is None:
                     for q, want, got in result["misses"]:
                         print("  miss: %r want %s got %s" % (q, want, got))
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    return 0
+    return on_corpus("search quality", "mj-quality-", report)
 
 
 if __name__ == "__main__":

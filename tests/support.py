@@ -14,7 +14,10 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYZ = os.path.join(ROOT, "majordomus.pyz")
+# The archive under test: the checkout's build, or MAJORDOMUS_TEST_PYZ (the test command's
+# build by the interpreter running the suite, when that is not the interpreter that built
+# the checkout's: run_all.interpreter_archive).
+PYZ = os.environ.get("MAJORDOMUS_TEST_PYZ") or os.path.join(ROOT, "majordomus.pyz")
 PY = os.path.join(ROOT, "majordomus.py")
 # Reference data from elsewhere (the shell tools, the real layer, the skeleton; SPEC §28):
 # found at MAJORDOMUS_REFERENCE, else ../shared beside the checkout. Tests that compare with
@@ -65,6 +68,28 @@ SKELETON = LAYER
 PYTHON = sys.executable
 ENTRIES = {"pyz": PYZ, "py": PY}
 READ_TIMEOUT = 30   # seconds a test waits for one answer before it fails
+# The protocol versions of the 2025 era (§9: initialize's answer to an unknown version is the
+# latest), the 2026-07-28 era's (§18), and the test layer's objects the tests name: one
+# place for what the test modules used to copy each.
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST = SUPPORTED_VERSIONS[0]
+MODERN = "2026-07-28"
+# The keys of the 2026-07-28 era's _meta (§18).
+K_VERSION = "io.modelcontextprotocol/protocolVersion"
+K_CAPS = "io.modelcontextprotocol/clientCapabilities"
+K_INFO = "io.modelcontextprotocol/clientInfo"
+K_SERVER = "io.modelcontextprotocol/serverInfo"
+K_SUB = "io.modelcontextprotocol/subscriptionId"
+RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
+RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
+PROMPT_URI = "majordomus://prompt/continue"
+PROMPT_PATH = ".ai/repo/prompts/continue.md"
+POLICY_URI = "majordomus://policy/.ai/repo/policy.yaml"
+POLICY_PATH = ".ai/repo/policy.yaml"
+PROFILE_URI = "majordomus://profile/implementation"
+README_URI = "majordomus://document/README.md"
+REPOSITORY_URI = "majordomus://repository"
+PEERS_URI = "majordomus://peers"
 # The objects the default layer serves, in URI order.
 SKELETON_URIS = [
     "majordomus://document/.ai/repo/rules/README.md",
@@ -105,6 +130,54 @@ MARKDOWN_TOOLS = ("majordomus_brief",)
 # The keys of the repository report (§9.1, §20.3), in order.
 REPORT_KEYS = ["repository", "state", "objects", "kinds", "diagnostics", "capabilities",
                "context", "live"]
+# The test layer's sections and its source classes (id, kind), as its report names them.
+LAYER_SECTIONS = {
+    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
+    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
+    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
+    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
+}
+LAYER_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
+                 ["prompt", "prompt"], ["workflow", "document"], ["milestone", "milestone"],
+                 ["issue", "issue"], ["document", "document"], ["readme", "document"]]
+
+
+def check_layer_report(testcase, report, repo):
+    """The repository report (§9.1) of the test layer committed at repo, fresh: what every
+    interface that answers it (HTTP, `mcp --inspect --format json`) must say."""
+    eq = testcase.assertEqual
+    eq(list(report), REPORT_KEYS)
+    eq(report["context"], {"documents": 0, "problems": 0})
+    eq(report["live"], {"generation": 1, "stale": None})
+    eq(list(report["live"]), ["generation", "stale"])
+    rep = report["repository"]
+    eq(list(rep), ["root", "layer_schema", "sections", "git", "discovery", "source_classes",
+                   "kinds_file"])
+    eq(rep["root"], repo)
+    eq(rep["layer_schema"], "ai-repository/v1")
+    eq(rep["sections"], LAYER_SECTIONS)
+    eq(list(rep["sections"]), sorted(LAYER_SECTIONS))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    eq(rep["git"], {"state": "available", "toplevel": repo, "head": head, "branch": "main",
+                    "working_tree": "clean"})
+    eq(list(rep["git"]), ["state", "toplevel", "head", "branch", "working_tree"])
+    eq(rep["discovery"], "vcs")
+    eq(rep["source_classes"], LAYER_CLASSES)
+    testcase.assertIsNone(rep["kinds_file"])
+    eq(report["state"], "ok")
+    eq(report["objects"], 9)
+    eq(report["kinds"], {"document": 5, "policy": 1, "profile": 1, "prompt": 1, "rule": 1})
+    eq(list(report["kinds"]), sorted(report["kinds"]))
+    eq(report["diagnostics"], [])
+    summary = report["capabilities"]
+    eq(list(summary), ["total", "builtin", "declarative", "by_kind", "by_stability",
+                       "mcp_tools", "mcp_resources", "http_routes", "cli_commands"])
+    eq((summary["total"], summary["builtin"], summary["declarative"], summary["mcp_tools"],
+        summary["mcp_resources"], summary["http_routes"], summary["cli_commands"]),
+       (26, 17, 9, 13, 11, 17, 12))
+    eq({k: v for k, v in summary["by_kind"].items() if v},
+       {"command": 2, "query": 15, "resource": 9})          # the commands: §27, §31
+    eq(sum(summary["by_stability"].values()), 26)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
@@ -248,6 +321,58 @@ def class_repo(cls, files=None):
     return make_repo(_ClassScope(cls), files=files)
 
 
+def real_latest_repo(testcase, name="real-latest", stand_ins=()):
+    """The reference data's real layer (fixtures/real-latest) committed in a scratch
+    repository, with an empty file at each path of stand_ins; the test is skipped by name
+    where the reference data is absent."""
+    real = reference_or_skip(testcase, "fixtures", "real-latest")
+    repo = make_repo(testcase, skeleton=False, commit=False, name=name)
+    copy_tree(real, repo)
+    for path in stand_ins:
+        write(repo, path, b"")
+    commit_all(repo)
+    return repo
+
+
+class ClassRepo(object):
+    """A base for a test class whose tests share one scratch repository of the test layer,
+    cls.repo, made once for the class (tests that only read it)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.repo = class_repo(cls)
+
+
+def generated_rule(n, extra=""):
+    """Rule n of a large generated layer (the benchmark's 10,000 and 20,000 rules, the
+    identity test's 2,000), its text; `extra` is added to its title and its first line."""
+    tag = "group%02d" % (n % 50)
+    return "\n".join([
+        "---",
+        "id: project.gen-%05d" % n,
+        "version: 1",
+        "title: Generated rule %05d%s" % (n, extra),
+        "description: Benchmark rule number %05d, generated to measure a large layer." % n,
+        "tags: [generated, bench, %s]" % tag,
+        "---",
+        "",
+        "# Generated rule %05d" % n,
+        "",
+        "This rule exists so that the index holds ten thousand objects (gen-%05d).%s"
+        % (n, extra),
+        "It states nothing a contributor must obey; it is filler with a realistic shape.",
+        "",
+        "# Required behaviour",
+        "",
+        "Line six of the body of rule %05d, in group %s." % (n, tag),
+        "Line seven: a task reads the rules before it starts and cites the ones it uses.",
+        "Line eight: the quick brown fox jumps over the lazy dog.",
+        "Line nine: nothing here is enforced by a validator.",
+        "",
+    ])
+
+
 def read_bytes(repo, rel):
     with open(os.path.join(repo, rel), "rb") as handle:
         return handle.read()
@@ -256,6 +381,13 @@ def read_bytes(repo, rel):
 def commit_all(repo, message="commit"):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--allow-empty", "--no-gpg-sign", "-m", message)
+
+
+def require_archive():
+    """Fail unless majordomus.pyz is built (the tests that run it through a client's SDK
+    do not build it themselves)."""
+    if not os.path.isfile(PYZ):
+        raise AssertionError("build first: python3 build_zipapp.py (no %s)" % PYZ)
 
 
 def command(via="pyz"):
@@ -373,14 +505,31 @@ class McpSession(object):
         self._next += 1
         return i
 
-    def request(self, method, params=None, id=None):
+    def send_request(self, method, params=None, id=None):
+        """Send one request (a new id unless given); its id."""
         if id is None:
             id = self.new_id()
         msg = {"jsonrpc": "2.0", "id": id, "method": method}
         if params is not None:
             msg["params"] = params
         self.send(msg)
+        return id
+
+    def request(self, method, params=None, id=None):
+        """Send one request; the next frame."""
+        self.send_request(method, params, id)
         return self.recv()
+
+    def initialize(self, version="2025-06-18", name="t", initialized=True):
+        """initialize in the 2025 era (clientInfo `name`), then, unless initialized is
+        False, notifications/initialized: the answer, which must be a result."""
+        answer = self.request("initialize", {"protocolVersion": version, "capabilities": {},
+                                             "clientInfo": {"name": name, "version": "1"}})
+        if "result" not in answer:
+            raise AssertionError("initialize failed: %r" % (answer,))
+        if initialized:
+            self.notify("notifications/initialized")
+        return answer
 
     def notify(self, method, params=None):
         msg = {"jsonrpc": "2.0", "method": method}
@@ -476,6 +625,23 @@ class HttpServer:
         self._t.join(5)
         self.proc.stderr.close()
         return rc
+
+
+def class_session(cls, repo, via="pyz", version=None, **initialize):
+    """An `mcp` session on repo for a test class's tests, ended with the class; initialized
+    (McpSession.initialize) when `version` is given."""
+    session = McpSession(repo, via=via)
+    cls.addClassCleanup(session.kill)
+    if version is not None:
+        session.initialize(version, **initialize)
+    return session
+
+
+def class_server(cls, repo, via="pyz"):
+    """A `serve` on repo for a test class's tests, stopped with the class."""
+    server = HttpServer(repo, via=via)
+    cls.addClassCleanup(server.stop)
+    return server
 
 
 def free_port():

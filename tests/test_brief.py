@@ -246,15 +246,8 @@ class OneAnswerTest(unittest.TestCase, support.ToolCalls):
     def setUpClass(cls):
         scope = support._ClassScope(cls)
         cls.repo = support.make_repo(scope, files=layer(), skeleton=False)
-        cls.s = support.McpSession(cls.repo)
-        cls.addClassCleanup(cls.s.kill)
-        answer = cls.s.request("initialize", {"protocolVersion": "2025-06-18",
-                                              "capabilities": {},
-                                              "clientInfo": {"name": "t", "version": "1"}})
-        assert "result" in answer, answer
-        cls.s.notify("notifications/initialized")
-        cls.http = support.HttpServer(cls.repo)
-        cls.addClassCleanup(cls.http.stop)
+        cls.s = support.class_session(cls, cls.repo, version="2025-06-18")
+        cls.http = support.class_server(cls, cls.repo)
 
     def brief_everywhere(self, arguments, via="pyz"):
         """(structuredContent, text) after checking the five interfaces give one answer."""
@@ -824,8 +817,7 @@ class InstructionsTest(unittest.TestCase):
         repo = make(self)
         s = support.McpSession(repo)
         self.addCleanup(s.kill)
-        answer = s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                          "clientInfo": {"name": "t", "version": "1"}})
+        answer = s.initialize(initialized=False)
         self.assertIn("majordomus_brief", answer["result"]["instructions"])
         self.assertLess(len(answer["result"]["instructions"]), 600)
         tools = {t["name"]: t for t in s.request("tools/list")["result"]["tools"]}
@@ -909,8 +901,7 @@ class LiveTest(unittest.TestCase, support.ToolCalls):
         repo = make(self)
         self.s = support.McpSession(repo)
         self.addCleanup(self.s.kill)
-        self.rpc_ok("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                   "clientInfo": {"name": "t", "version": "1"}})
+        self.s.initialize(initialized=False)
         path = R + "project/new.md"
         before = self.call("majordomus_brief", {"path": path})["structuredContent"]
         support.write(repo, R + "project/README.md", cdoc(

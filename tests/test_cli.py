@@ -8,11 +8,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
+from support import RULE_PATH, RULE_URI  # noqa: E402
 
 VIAS = ("pyz", "py")
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 RULE_ID = "rule.majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
 REPO_URI = "majordomus://repository"
 STABILITIES = ("implemented", "behaviorally_verified", "experimental", "planned",
                "unsupported")
@@ -242,11 +241,7 @@ class CliAsserts:
         self.assertEqual(desc["cache"], {"policy": "disabled"})
 
 
-class CapabilitiesListTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class CapabilitiesListTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def test_list_text(self):
         for via in VIAS:
@@ -334,11 +329,7 @@ class CapabilitiesListTest(CliAsserts, unittest.TestCase):
         self.assertIn("error: unexpected argument '--no-such-option' found", err)
 
 
-class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class CapabilitiesDescribeTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def test_describe_json(self):
         for via in VIAS:
@@ -422,11 +413,7 @@ class CapabilitiesDescribeTest(CliAsserts, unittest.TestCase):
                       self.repo, 2)
 
 
-class GetTest(CliAsserts, unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
+class GetTest(support.ClassRepo, CliAsserts, unittest.TestCase):
 
     def file_bytes(self, rel):
         with open(os.path.join(self.repo, rel), "rb") as f:
@@ -536,14 +523,10 @@ class GetTest(CliAsserts, unittest.TestCase):
                         err)
 
 
-class PromptTest(CliAsserts, unittest.TestCase):
+class PromptTest(support.ClassRepo, CliAsserts, unittest.TestCase):
     """`majordomus prompt NAME [--arg NAME=VALUE]… [--format text|json]` (§1, §8, §17)."""
 
     PATH = ".ai/repo/prompts/continue.md"
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def body(self):
         with open(os.path.join(self.repo, self.PATH), "rb") as f:

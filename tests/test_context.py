@@ -251,13 +251,8 @@ class ResolutionTest(unittest.TestCase, support.ToolCalls):
                                        "paths: [.ai/repo/areas/alpha/deep]"),
             "lib/thing.sh": "x\n"}
         cls.repo = layer_repo(support._ClassScope(cls), files)
-        cls.s = support.McpSession(cls.repo)
-        cls.srv = support.HttpServer(cls.repo)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.close()
-        cls.srv.stop()
+        cls.s = support.class_session(cls, cls.repo)
+        cls.srv = support.class_server(cls, cls.repo)
 
     def chain(self, value):
         return [d["id"] for d in value["documents"]]

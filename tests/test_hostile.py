@@ -16,11 +16,11 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.support import REPOSITORY_URI
 from tests.test_http import raw_exchange
 from tests.test_live import Client, poll
 
 POLL = 10.0
-REPOSITORY_URI = "majordomus://repository"
 MANIFEST = ".ai/manifest.yaml"
 SOURCES = ".ai/repo/knowledge/sources.yaml"
 KINDS = ".ai/repo/knowledge/kinds.yaml"
@@ -324,13 +324,21 @@ def deep_mappings(levels):
     return "\n".join(lines) + "\n"
 
 
-def deep_items(levels):
-    """`levels` levels of list items (each a mapping whose one key holds the next list)."""
+def deep_items(levels, limit=None):
+    """`levels` levels of list items (each a mapping whose one key holds the next list); with
+    `limit`, its first `limit` characters only, and the text is built no further than that
+    (a hundred thousand levels would be gigabytes)."""
     lines = ["name: deep", "l:"]
+    size = len("name: deep\nl:\n")
     for level in range(levels // 2):
+        if limit is not None and size > limit:
+            break
         lines.append("  " * level + "- n:")
-    lines.append("  " * (levels // 2) + "- bottom")
-    return "\n".join(lines) + "\n"
+        size += len(lines[-1]) + 1
+    else:
+        lines.append("  " * (levels // 2) + "- bottom")
+    text = "\n".join(lines) + "\n"
+    return text if limit is None else text[:limit]
 
 
 class DepthTest(unittest.TestCase):
@@ -382,7 +390,7 @@ class DepthTest(unittest.TestCase):
         that tries 100,000 levels is refused by its size, never by an internal error."""
         text = deep_items(2800).replace("name: deep", "name: deepest")
         self.assertLess(len(text), 4194304)
-        attempt = deep_items(100000)[:4194304 + 100]
+        attempt = deep_items(100000, 4194304 + 100)
         repo = layer_repo(self, {".ai/repo/notes/deep/deepest.yaml": text,
                                  ".ai/repo/notes/deep/attempt.yaml": attempt})
         p = support.run(["get", "majordomus://deep/deepest"], repo, via=self.VIA, timeout=60)

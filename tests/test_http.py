@@ -16,6 +16,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import support  # noqa: E402
+from support import PROMPT_URI, README_URI, RULE_PATH, RULE_URI# noqa: E402
 
 try:  # the runner also runs this file under a venv that has it
     import openapi_spec_validator
@@ -23,10 +24,6 @@ except ImportError:  # plain interpreter: the structural checks below still run
     openapi_spec_validator = None
 
 VERSION = "0.1.0"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-README_URI = "majordomus://document/README.md"
 PLAN_URI = "majordomus://document/.ai/repo/workflows/plan.md"
 REPO_URI = "majordomus://repository"
 
@@ -83,15 +80,6 @@ RULE_METADATA = {
         "tests": ["test/cases/03_scope.sh"],
     },
 }
-SECTIONS = {
-    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
-    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
-    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
-    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
-}
-SOURCE_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
-                  ["prompt", "prompt"], ["workflow", "document"], ["milestone", "milestone"],
-                  ["issue", "issue"], ["document", "document"], ["readme", "document"]]
 # id -> (http path, mcp tool, output type name)
 ROUTES = {
     "repository.info": ("/api/v1/repository", "majordomus_repository", "RepositoryReport"),
@@ -378,43 +366,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                                "capabilities": "/api/v1/capabilities"})
 
     def test_repository(self):
-        doc = self.get_ok(self.srv, "/api/v1/repository")
-        self.assertEqual(list(doc), support.REPORT_KEYS)
-        self.assertEqual(doc["live"], {"generation": 1, "stale": None})
-        self.assertEqual(list(doc["live"]), ["generation", "stale"])
-        rep = doc["repository"]
-        self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
-                                     "source_classes", "kinds_file"])
-        self.assertEqual(rep["root"], self.repo)
-        self.assertEqual(rep["layer_schema"], "ai-repository/v1")
-        self.assertEqual(rep["sections"], SECTIONS)
-        self.assertEqual(list(rep["sections"]), sorted(SECTIONS))
-        head = support.git(self.repo, "rev-parse", "HEAD").strip()
-        self.assertEqual(rep["git"], {"state": "available", "toplevel": self.repo,
-                                      "head": head, "branch": "main",
-                                      "working_tree": "clean"})
-        self.assertEqual(list(rep["git"]), ["state", "toplevel", "head", "branch",
-                                            "working_tree"])
-        self.assertEqual(rep["discovery"], "vcs")
-        self.assertEqual(rep["source_classes"], SOURCE_CLASSES)
-        self.assertIsNone(rep["kinds_file"])
-        self.assertEqual(doc["state"], "ok")
-        self.assertEqual(doc["objects"], 9)
-        self.assertEqual(doc["kinds"], {"document": 5, "policy": 1, "profile": 1,
-                                        "prompt": 1, "rule": 1})
-        self.assertEqual(list(doc["kinds"]), sorted(doc["kinds"]))
-        self.assertEqual(doc["diagnostics"], [])
-        summary = doc["capabilities"]
-        self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
-                                         "by_stability", "mcp_tools", "mcp_resources",
-                                         "http_routes", "cli_commands"])
-        self.assertEqual((summary["total"], summary["builtin"], summary["declarative"],
-                          summary["mcp_tools"], summary["mcp_resources"],
-                          summary["http_routes"], summary["cli_commands"]),
-                         (26, 17, 9, 13, 11, 17, 12))
-        self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                         {"command": 2, "query": 15, "resource": 9})
-        self.assertEqual(sum(summary["by_stability"].values()), 26)
+        support.check_layer_report(self, self.get_ok(self.srv, "/api/v1/repository"),
+                                   self.repo)
 
     def test_objects(self):
         doc = self.get_ok(self.srv, "/api/v1/objects")
@@ -947,12 +900,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
                 self.assertNotIn(support.ROOT, text)
 
 
-class HttpEntryPointsTest(HttpAsserts, unittest.TestCase):
+class HttpEntryPointsTest(support.ClassRepo, HttpAsserts, unittest.TestCase):
     """The main paths through both entry points; signals, exit codes, warnings."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def test_main_paths_both_entries(self):
         for via in ("pyz", "py"):

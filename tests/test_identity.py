@@ -32,8 +32,8 @@ import unittest
 from tests import support
 
 BASELINE = "0436a0f"      # main before §20-§23
-REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
-GENERATED_RULES = 2000
+GENERATED_RULES = 2000    # support.generated_rule's; every seventh carries NON_ASCII
+NON_ASCII = " \u2014 r\u00e8gle \u00e9crite \U0001f600"
 PAGE = 200                # the largest page (§16), for the walks
 EXCERPT = 240             # characters shown on each side of a first difference
 
@@ -400,32 +400,6 @@ def excerpt(text, offset):
                        "…" if offset + EXCERPT < len(text) else "")
 
 
-def generated_rule(n):
-    """A rule of tests/bench.py's generated shape; every seventh carries non-ASCII text."""
-    tag = "group%02d" % (n % 50)
-    extra = " \u2014 r\u00e8gle \u00e9crite \U0001f600" if n % 7 == 0 else ""
-    return "\n".join([
-        "---",
-        "id: project.gen-%05d" % n,
-        "version: 1",
-        "title: Generated rule %05d%s" % (n, extra),
-        "description: Benchmark rule number %05d, generated to measure a large layer." % n,
-        "tags: [generated, bench, %s]" % tag,
-        "---",
-        "",
-        "# Generated rule %05d" % n,
-        "",
-        "This rule exists so that the index holds many objects (gen-%05d).%s" % (n, extra),
-        "It states nothing a contributor must obey; it is filler with a realistic shape.",
-        "",
-        "# Required behaviour",
-        "",
-        "Line six of the body of rule %05d, in group %s." % (n, tag),
-        "Line seven: a task reads the rules before it starts and cites the ones it uses.",
-        "",
-    ])
-
-
 class Pair(object):
     """One MCP session per program in one repository."""
 
@@ -516,12 +490,7 @@ class IdentityTest(unittest.TestCase):
         self.compare_layer(support.make_repo(self, name="layer"))
 
     def test_real_latest(self):
-        real = support.reference_or_skip(self, *REAL)
-        repo = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
-        support.copy_tree(real, repo)
-        for path in REAL_STAND_INS:
-            support.write(repo, path, b"")
-        support.commit_all(repo)
+        repo = support.real_latest_repo(self, stand_ins=REAL_STAND_INS)
         self.compare_layer(repo)
 
     def test_generated_rules(self):
@@ -531,7 +500,7 @@ class IdentityTest(unittest.TestCase):
         for n in range(GENERATED_RULES):
             with open(os.path.join(folder, "gen-%05d.v1.md" % n), "w", encoding="utf-8",
                       newline="\n") as handle:
-                handle.write(generated_rule(n))
+                handle.write(support.generated_rule(n, NON_ASCII if n % 7 == 0 else ""))
         support.commit_all(repo)
         self.compare_layer(repo)
 

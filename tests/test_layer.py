@@ -12,13 +12,13 @@ import shutil
 import unittest
 
 from tests import support
+from tests.support import RULE_URI
 
 VIAS = ("pyz", "py")
 VERSION = "0.1.0"
 SOURCES = ".ai/repo/knowledge/sources.yaml"
 MANIFEST = ".ai/manifest.yaml"
 VENDOR_RULE = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 GIT_SUFFIX = ("; discovery through the version-control index needs git "
               "(or pass --discovery filesystem)")
 LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2}) "
@@ -26,17 +26,8 @@ LOG_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?
 
 SKELETON_URIS = support.SKELETON_URIS
 TOOLS = list(support.TOOLS)
-BUILTINS = support.BUILTINS  # three of §33's have no MCP tool
-SKELETON_CLASSES = [["policy", "policy"], ["profile", "profile"], ["rule", "rule"],
-                    ["prompt", "prompt"], ["workflow", "document"],
-                    ["milestone", "milestone"], ["issue", "issue"],
-                    ["document", "document"], ["readme", "document"]]
-SKELETON_SECTIONS = {
-    "adrs": ".ai/repo/adrs", "knowledge": ".ai/repo/knowledge",
-    "policy": ".ai/repo/policy.yaml", "profiles": ".ai/repo/profiles",
-    "project": ".ai/repo/project", "prompts": ".ai/repo/prompts", "rules": ".ai/repo/rules",
-    "skills": ".ai/repo/skills", "workflows": ".ai/repo/workflows",
-}
+BUILTINS = support.BUILTINS  # not every builtin has an MCP tool (§31, §33)
+SKELETON_CLASSES = support.LAYER_CLASSES
 
 BASE_MANIFEST = support.manifest_yaml("policy", "profiles", "rules", "prompts", "skills",
                                      "workflows", "knowledge", "adrs", "project")
@@ -992,7 +983,6 @@ class InspectSkeletonTests(LayerCase):
             self.assertEqual(r.lines, expected)
 
     def test_json(self):
-        head = support.git(self.repo, "rev-parse", "HEAD").strip()
         rule_size = os.path.getsize(os.path.join(self.repo, VENDOR_RULE))
         readme_size = os.path.getsize(os.path.join(self.repo, "README.md"))
         for via in VIAS:
@@ -1001,43 +991,7 @@ class InspectSkeletonTests(LayerCase):
                 self.assertEqual(r.rc, 0, r)
                 doc = r.json()
                 self.assertEqual(list(doc), ["repository", "resources", "tools"])
-                report = doc["repository"]
-                self.assertEqual(list(report), support.REPORT_KEYS)
-                self.assertEqual(report["context"], {"documents": 0, "problems": 0})
-                self.assertEqual(report["live"], {"generation": 1, "stale": None})
-                repo = report["repository"]
-                self.assertEqual(list(repo), ["root", "layer_schema", "sections", "git",
-                                              "discovery", "source_classes", "kinds_file"])
-                self.assertIsNone(repo["kinds_file"])
-                self.assertEqual(repo["root"], self.repo)
-                self.assertEqual(repo["layer_schema"], "ai-repository/v1")
-                self.assertEqual(repo["sections"], SKELETON_SECTIONS)
-                self.assertEqual(list(repo["sections"]), sorted(SKELETON_SECTIONS))
-                self.assertEqual(repo["git"], {"state": "available", "toplevel": self.repo,
-                                               "head": head, "branch": "main",
-                                               "working_tree": "clean"})
-                self.assertEqual(list(repo["git"]), ["state", "toplevel", "head", "branch",
-                                                     "working_tree"])
-                self.assertEqual(repo["discovery"], "vcs")
-                self.assertEqual(repo["source_classes"], SKELETON_CLASSES)
-                self.assertEqual(report["state"], "ok")
-                self.assertEqual(report["objects"], 9)
-                self.assertEqual(report["kinds"], {"document": 5, "policy": 1, "profile": 1,
-                                                   "prompt": 1, "rule": 1})
-                self.assertEqual(list(report["kinds"]), sorted(report["kinds"]))
-                self.assertEqual(report["diagnostics"], [])
-                caps = report["capabilities"]
-                self.assertEqual(list(caps), ["total", "builtin", "declarative", "by_kind",
-                                              "by_stability", "mcp_tools", "mcp_resources",
-                                              "http_routes", "cli_commands"])
-                self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (26, 17, 9))
-                self.assertEqual(caps["by_kind"].get("query"), 15)
-                self.assertEqual(caps["by_kind"].get("resource"), 9)
-                self.assertEqual(caps["by_kind"].get("command", 0), 2)     # §27, §31
-                self.assertEqual(sum(caps["by_stability"].values()), 26)
-                self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (13, 11, 17, 12))
+                support.check_layer_report(self, doc["repository"], self.repo)
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)

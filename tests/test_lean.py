@@ -17,7 +17,6 @@ from tests import support
 
 import majordomus as mj
 
-REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
 
 
 def values(rng, depth=0):
@@ -215,10 +214,7 @@ class ShippedReadTest(unittest.TestCase):
         self.same_answers(support.make_repo(self))
 
     def test_without_it_the_same_answers_real_latest(self):
-        real = support.make_repo(self, skeleton=False, commit=False, name="real-latest")
-        support.copy_tree(support.reference_or_skip(self, *REAL), real)
-        support.commit_all(real)
-        self.same_answers(real)
+        self.same_answers(support.real_latest_repo(self))
 
     def same_answers(self, repo):
         expected = self.inspect(support.PYZ, repo)

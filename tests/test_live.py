@@ -19,13 +19,12 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.support import LATEST, REPOSITORY_URI
 
 POLL = 10.0        # seconds: the generous bound of every wait for an expected outcome
 SETTLE = 1.2       # seconds: more than the SPEC's 1-second sweep
 QUIET = 2.5        # seconds: longer than the SPEC's 2 s idle latency (skeleton)
-REPOSITORY_URI = "majordomus://repository"
 RULES_DIR = ".ai/repo/rules/project/"
-LATEST = "2025-11-25"
 
 
 def note(text):

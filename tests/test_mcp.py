@@ -12,21 +12,13 @@ import time
 import unittest
 
 from tests import support
+from tests.support import (LATEST, PEERS_URI, POLICY_PATH, POLICY_URI, PROFILE_URI, PROMPT_PATH,
+                           PROMPT_URI, README_URI, REPOSITORY_URI, RULE_PATH, RULE_URI,
+                           SUPPORTED_VERSIONS)
 
 VIAS = ("pyz", "py")
 VERSION = "0.1.0"
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST = "2025-11-25"
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-PROMPT_PATH = ".ai/repo/prompts/continue.md"
-POLICY_URI = "majordomus://policy/.ai/repo/policy.yaml"
-POLICY_PATH = ".ai/repo/policy.yaml"
-PROFILE_URI = "majordomus://profile/implementation"
-README_URI = "majordomus://document/README.md"
-REPOSITORY_URI = "majordomus://repository"
 
 # The skeleton's objects: uri -> (kind, identity, path, source class, section or None)
 SKELETON_OBJECTS = {
@@ -70,7 +62,6 @@ ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint":
                "openWorldHint": False}
 # §27: the one command (changes this process's memory): derived from its kind
 COMMAND_ANNOTATIONS = dict(ANNOTATIONS, readOnlyHint=False)
-PEERS_URI = "majordomus://peers"
 BUILTIN_PROVENANCE = {"source": "builtin", "module": "majordomus"}
 COUNTERS = ("repository_scans", "index_builds", "registry_builds", "mcp_projection_builds",
             "http_projection_builds", "executions", "handler_invocations", "cache_hits",
@@ -193,11 +184,7 @@ class McpTestCase(unittest.TestCase):
 # Transport: line count, logs, EOF, broken pipe
 # ------------------------------------------------------------------------------------------
 
-class TransportTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class TransportTests(support.ClassRepo, McpTestCase):
     def test_seven_requests_one_notification_seven_lines(self):
         frames = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -371,11 +358,7 @@ class TransportTests(McpTestCase):
 # Handshake, listing, reading, tools
 # ------------------------------------------------------------------------------------------
 
-class SkeletonTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class SkeletonTests(support.ClassRepo, McpTestCase):
     # --- initialize -------------------------------------------------------------------
 
     def test_initialize_versions(self):
@@ -1036,11 +1019,7 @@ class SkeletonTests(McpTestCase):
 # Bad frames (§9.2, §9.3)
 # ------------------------------------------------------------------------------------------
 
-class FrameErrorTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class FrameErrorTests(support.ClassRepo, McpTestCase):
     def bad(self, s, raw, code, id=None, message=None, prefix=None, contains=None):
         s.send_raw(raw)
         err = self.assertError(s.recv(), id, code, message=message, prefix=prefix,
@@ -1282,11 +1261,7 @@ class FrameErrorTests(McpTestCase):
 # Throughput, counters, cache
 # ------------------------------------------------------------------------------------------
 
-class LoadTests(McpTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class LoadTests(support.ClassRepo, McpTestCase):
     def test_thousand_pipelined_requests_in_order(self):
         s = self.open(self.repo)
         methods = []

@@ -14,17 +14,11 @@ import time
 import unittest
 
 from tests import support
+from tests.support import (K_CAPS, K_SERVER, K_SUB, K_VERSION, MODERN, PROMPT_URI,
+                           REPOSITORY_URI, RULE_URI)
 
-MODERN = "2026-07-28"
-K_VERSION = "io.modelcontextprotocol/protocolVersion"
-K_CAPS = "io.modelcontextprotocol/clientCapabilities"
-K_SERVER = "io.modelcontextprotocol/serverInfo"
-K_SUB = "io.modelcontextprotocol/subscriptionId"
 ACCEPT = "application/json, text/event-stream"
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-PROMPT_URI = "majordomus://prompt/continue"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 SESSION_ID = re.compile(r"[0-9a-f]{32}\Z")
 WAIT = 25   # seconds a test waits for a notification of the live layer
@@ -229,6 +223,16 @@ class McpHttpCase(unittest.TestCase):
         answer, _ = self.jpost(rpc(method, params, id), self.session_headers(sid, version))
         return answer
 
+    def refused_header(self, method, params, name, value, id):
+        """POST a 2026-07-28 request whose header `name` is value (None: left out), answered
+        400: (the answer, the response's headers)."""
+        h = modern_headers(method, params)
+        if value is None:
+            del h[name]
+        else:
+            h[name] = value
+        return self.jpost(rpc(method, params, id), h, status=400)
+
     def modern_post(self, method, params=None, id=1, headers=None, status=200, **meta_args):
         params = modern(params, **meta_args)
         h = modern_headers(method, params)
@@ -249,16 +253,7 @@ class McpHttpCase(unittest.TestCase):
             h["Mcp-Session-Id"] = sid
         h.update(extra or {})
         conn.request("GET", "/mcp", headers=h)
-        sock = conn.sock
-        resp = conn.getresponse()
-        headers = {k.lower(): v for k, v in resp.getheaders()}
-        if resp.status != 200:
-            body = resp.read()
-            conn.close()
-            return resp.status, headers, body
-        reader = EventReader(conn, sock, resp)
-        self.addCleanup(reader.close)
-        return resp.status, headers, reader
+        return self.stream(conn, lambda headers: True)
 
     def open_listen(self, id, notifications):
         params = modern({"notifications": notifications})
@@ -266,10 +261,16 @@ class McpHttpCase(unittest.TestCase):
         conn.request("POST", "/mcp", body=json.dumps(rpc("subscriptions/listen", params, id)),
                      headers=dict(modern_headers("subscriptions/listen", params),
                                   Accept=ACCEPT))
+        return self.stream(conn, lambda headers: headers.get("content-type") ==
+                           "text/event-stream")
+
+    def stream(self, conn, is_stream):
+        """The answer to the request sent on conn: (status, headers, EventReader) when it is
+        200 and is_stream(headers), else (status, headers, body) with conn closed."""
         sock = conn.sock
         resp = conn.getresponse()
         headers = {k.lower(): v for k, v in resp.getheaders()}
-        if resp.status != 200 or headers.get("content-type") != "text/event-stream":
+        if resp.status != 200 or not is_stream(headers):
             body = resp.read()
             conn.close()
             return resp.status, headers, body
@@ -644,13 +645,8 @@ class ModernPostTests(McpHttpCase):
                                 (" 2026-07-27", "header mismatch: MCP-Protocol-Version")):
             for method in ("tools/list", "server/discover"):
                 with self.subTest(header=header, method=method):
-                    params = modern()
-                    h = modern_headers(method, params)
-                    if header is None:
-                        del h["MCP-Protocol-Version"]
-                    else:
-                        h["MCP-Protocol-Version"] = header
-                    answer, rh = self.jpost(rpc(method, params, 11), h, status=400)
+                    answer, rh = self.refused_header(method, modern(), "MCP-Protocol-Version",
+                                                     header, 11)
                     self.assertRpcError(answer, 11, -32020, message)
                     self.assertNotIn("mcp-session-id", rh)
 
@@ -688,13 +684,8 @@ class ModernPostTests(McpHttpCase):
                                   ("base64 of another", b64("other")),
                                   ("broken base64", "=?base64?%%%%?=")):
                 with self.subTest(method=method, header=label):
-                    params = modern(base)
-                    h = modern_headers(method, params)
-                    if header is None:
-                        del h["Mcp-Name"]
-                    else:
-                        h["Mcp-Name"] = header
-                    answer, _ = self.jpost(rpc(method, params, 21), h, status=400)
+                    answer, _ = self.refused_header(method, modern(base), "Mcp-Name", header,
+                                                    21)
                     self.assertRpcError(answer, 21, -32020, "header mismatch: Mcp-Name")
             for label, header in (("plain", value), ("base64", b64(value))):
                 with self.subTest(method=method, accepted=label):

@@ -10,19 +10,11 @@ import json
 import unittest
 
 from tests import support
+from tests.support import (K_CAPS, K_INFO, K_SERVER, K_SUB, K_VERSION, MODERN, PROMPT_URI,
+                           REPOSITORY_URI, RULE_PATH, RULE_URI, SUPPORTED_VERSIONS)
 
-MODERN = "2026-07-28"
-LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-K_VERSION = "io.modelcontextprotocol/protocolVersion"
-K_CAPS = "io.modelcontextprotocol/clientCapabilities"
-K_INFO = "io.modelcontextprotocol/clientInfo"
-K_SERVER = "io.modelcontextprotocol/serverInfo"
-K_SUB = "io.modelcontextprotocol/subscriptionId"
+LEGACY_VERSIONS = list(SUPPORTED_VERSIONS)
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 
 CACHEABLE = ("server/discover", "tools/list", "resources/list", "resources/templates/list",
@@ -93,12 +85,7 @@ class ModernCase(unittest.TestCase):
 
     def answer(self, s, method, params=None, id=None):
         """Send one request; the next frame must be its answer (id echoed exactly)."""
-        if id is None:
-            id = s.new_id()
-        msg = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            msg["params"] = params
-        s.send(msg)
+        id = s.send_request(method, params, id)
         frame = s.recv()
         self.assertEqual(frame.get("jsonrpc"), "2.0", frame)
         self.assertIn("id", frame, "expected the answer to %s, got %r" % (method, frame))
@@ -343,11 +330,7 @@ class EnvelopeTests(ModernCase):
                            code=-32022, id=id)
 
 
-class DiscoverTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class DiscoverTests(support.ClassRepo, ModernCase):
     MALFORMED = [
         ("no params", None, K_VERSION),
         ("empty params", {}, K_VERSION),
@@ -423,11 +406,7 @@ class DiscoverTests(ModernCase):
 # Both eras in one session, one set of answers
 # ------------------------------------------------------------------------------------------
 
-class DualEraTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class DualEraTests(support.ClassRepo, ModernCase):
     def test_interleaved_in_one_session(self):
         s = self.open(self.repo)
         legacy_tools = self.result(s, "tools/list")               # before any initialize
@@ -498,11 +477,7 @@ class DualEraTests(ModernCase):
 # subscriptions/listen
 # ------------------------------------------------------------------------------------------
 
-class ListenAckTests(ModernCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class ListenAckTests(support.ClassRepo, ModernCase):
     def test_acknowledgment_is_the_honoured_subset(self):
         s = self.open(self.repo)
         cases = [
@@ -549,13 +524,9 @@ class ListenAckTests(ModernCase):
         self.assertEqual(s.proc.wait(20), 0, s.stderr())
 
 
-class ListenLiveTests(ModernCase):
+class ListenLiveTests(support.ClassRepo, ModernCase):
     """Notifications of the live layer (§15.4) through subscriptions (§18). The scratch
     repository is shared by the class; each test stages rules of its own."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
 
     def stage(self, name):
         path, text, uri = support.staged_rule(name)

@@ -1,17 +1,18 @@
 """One answer per URI (SPEC §0, §8, §10): HTTP, MCP and the CLI resolve a URI, and describe a
-capability, identically, each from its own process."""
+capability, identically, each from its own process.
+
+Table-driven: TRANSPORTS says how each interface is asked a question (an Ask: the HTTP route,
+the MCP tool and its arguments, the CLI's arguments) and gives the value it answers, under
+each entry point (VIAS); every test asks its questions of every transport and compares the
+answers byte for byte (key order included), then checks the answer's meaning once."""
 import json
 import os
-import shutil
-import sys
-import tempfile
 import unittest
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import support  # noqa: E402
+import support
+from support import RULE_URI
 
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
 URIS = {
     RULE_URI: ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md",
     "majordomus://prompt/continue": ".ai/repo/prompts/continue.md",
@@ -26,6 +27,7 @@ CAPABILITY_IDS = ("objects.get", "repository.info", "capabilities.describe",
                   "rule.majordomus.scope-integrity@1", "document.README.md",
                   "prompt.continue", "prompts.get")
 VIAS = ("pyz", "py")
+PROMPT_VALUE = "a b {{CONTEXT}} \u00e9"
 
 
 def q(value):
@@ -37,18 +39,53 @@ def dumps(value):
     return json.dumps(value, ensure_ascii=False)
 
 
-def stop_server(srv):
-    try:
-        return srv.stop()
-    finally:
-        srv.proc.stderr.close()
+class Ask(object):
+    """One question as each interface asks it: `route` (HTTP GET), `tool` and `arguments`
+    (MCP tools/call), `cli` (the CLI's arguments for its JSON answer; `cli_json` also with
+    `--format json` added, when that is a second spelling of the same)."""
+
+    def __init__(self, route, tool, arguments, cli, cli_json=False):
+        self.route, self.tool, self.arguments = route, tool, arguments
+        self.cli, self.cli_json = list(cli), cli_json
 
 
-def close_session(sess):
-    try:
-        return sess.close()
-    finally:
-        sess.proc.stderr.close()
+def get(uri):
+    return Ask("/api/v1/object?uri=" + q(uri), "majordomus_get", {"uri": uri}, ["get", uri],
+               cli_json=True)
+
+
+def describe(cid):
+    return Ask("/api/v1/capability?id=" + q(cid), "majordomus_capability", {"id": cid},
+               ["capabilities", "describe", cid, "--format", "json"])
+
+
+CAPABILITY_LIST = Ask("/api/v1/capabilities?limit=200", "majordomus_capabilities",
+                      {"limit": 200}, ["capabilities", "list", "--format", "json"])
+PROMPT = Ask("/api/v1/prompt?name=continue&arguments.CONTEXT=" + q(PROMPT_VALUE),
+             "majordomus_prompt", {"name": "continue", "arguments": {"CONTEXT": PROMPT_VALUE}},
+             ["prompt", "continue", "--arg", "CONTEXT=" + PROMPT_VALUE, "--format", "json"])
+
+
+# How each interface answers a question (an Ask): (name, function(test, via, ask) -> a list
+# of (label, value)), in the order the answers are compared; the first is the reference.
+def by_http(test, via, ask):
+    status, doc = test.http_get(via, ask.route)
+    test.assertEqual(status, 200, doc)
+    return [("http", doc)]
+
+
+def by_mcp(test, via, ask):
+    return [("mcp", test.mcp_ok(via, ask.tool, ask.arguments))]
+
+
+def by_cli(test, via, ask):
+    answers = [("cli", test.cli_json(via, ask.cli))]
+    if ask.cli_json:
+        answers.append(("cli-json", test.cli_json(via, ask.cli + ["--format", "json"])))
+    return answers
+
+
+TRANSPORTS = (("http", by_http), ("mcp", by_mcp), ("cli", by_cli))
 
 
 class OneAnswerTest(unittest.TestCase):
@@ -56,30 +93,12 @@ class OneAnswerTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        d = tempfile.mkdtemp(prefix="mj-test-")
-        cls.addClassCleanup(shutil.rmtree, d, True)
-        repo = os.path.join(d, "repo")
-        os.makedirs(repo)
-        support.copy_layer(repo)
-        support.git(repo, "init", "-q", "-b", "main")
-        support.commit_all(repo)
-        cls.repo = os.path.realpath(repo)
-        cls.http = {}
-        cls.mcp = {}
-        for via in VIAS:
-            srv = support.HttpServer(cls.repo, via=via)
-            cls.addClassCleanup(stop_server, srv)
-            cls.http[via] = srv
-            sess = support.McpSession(cls.repo, via=via)
-            cls.addClassCleanup(close_session, sess)
-            answer = sess.request("initialize", {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "test_one_answer", "version": "0"}})
-            assert "result" in answer, answer
-            sess.notify("notifications/initialized")
-            cls.mcp[via] = sess
+        cls.repo = support.class_repo(cls)
+        cls.http = {via: support.class_server(cls, cls.repo, via=via) for via in VIAS}
+        cls.mcp = {via: support.class_session(cls, cls.repo, via=via, version="2025-06-18",
+                                              name="test_one_answer") for via in VIAS}
 
-    # -- the four interfaces ------------------------------------------------------------
+    # -- the interfaces -----------------------------------------------------------------
 
     def http_get(self, via, path):
         status, headers, body = self.http[via].request("GET", path)
@@ -107,26 +126,28 @@ class OneAnswerTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr.decode("utf-8", "replace"))
         return json.loads(p.stdout.decode("utf-8"))
 
+    def everywhere(self, ask):
+        """The answer every transport gives to ask under every entry point, after checking
+        they are one answer (the same value, the same key order)."""
+        answers = {}
+        for via in VIAS:
+            for _, transport in TRANSPORTS:
+                for label, value in transport(self, via, ask):
+                    answers["%s-%s" % (label, via)] = value
+        reference = answers["http-" + VIAS[0]]
+        for name, value in answers.items():
+            with self.subTest(interface=name):
+                self.assertEqual(value, reference)
+                self.assertEqual(dumps(value), dumps(reference),
+                                 "same value, different key order")
+        return reference
+
     # -- tests --------------------------------------------------------------------------
 
     def test_same_object_everywhere(self):
         for uri, path in URIS.items():
             with self.subTest(uri=uri):
-                answers = {}
-                for via in VIAS:
-                    status, doc = self.http_get(via, "/api/v1/object?uri=" + q(uri))
-                    self.assertEqual(status, 200, doc)
-                    answers["http-" + via] = doc
-                    answers["mcp-" + via] = self.mcp_ok(via, "majordomus_get", {"uri": uri})
-                    answers["cli-" + via] = self.cli_json(via, ["get", uri])
-                    answers["cli-json-" + via] = self.cli_json(via, ["get", uri, "--format",
-                                                                     "json"])
-                reference = answers["http-pyz"]
-                for name, value in answers.items():
-                    with self.subTest(interface=name):
-                        self.assertEqual(value, reference)
-                        self.assertEqual(dumps(value), dumps(reference),
-                                         "same value, different key order")
+                reference = self.everywhere(get(uri))
                 self.assertEqual(reference["uri"], uri)
                 if path is not None:
                     with open(os.path.join(self.repo, path), "rb") as f:
@@ -167,7 +188,7 @@ class OneAnswerTest(unittest.TestCase):
         for uri in UNKNOWN_URIS:
             for via in VIAS:
                 with self.subTest(uri=uri, via=via):
-                    status, doc = self.http_get(via, "/api/v1/object?uri=" + q(uri))
+                    status, doc = self.http_get(via, get(uri).route)
                     self.assertEqual(status, 404)
                     self.assertEqual(doc, {"error": {"code": "not_found",
                                                      "message": "unknown resource: " + uri}})
@@ -189,27 +210,12 @@ class OneAnswerTest(unittest.TestCase):
     def test_same_descriptor_everywhere(self):
         for cid in CAPABILITY_IDS:
             with self.subTest(id=cid):
-                answers = {}
-                for via in VIAS:
-                    status, doc = self.http_get(via, "/api/v1/capability?id=" + q(cid))
-                    self.assertEqual(status, 200, doc)
-                    answers["http-" + via] = doc
-                    answers["mcp-" + via] = self.mcp_ok(via, "majordomus_capability",
-                                                        {"id": cid})
-                    answers["cli-" + via] = self.cli_json(
-                        via, ["capabilities", "describe", cid, "--format", "json"])
-                reference = answers["http-pyz"]
-                self.assertEqual(reference["id"], cid)
-                for name, value in answers.items():
-                    with self.subTest(interface=name):
-                        self.assertEqual(value, reference)
-                        self.assertEqual(dumps(value), dumps(reference),
-                                         "same value, different key order")
+                self.assertEqual(self.everywhere(describe(cid))["id"], cid)
 
     def test_unknown_capability_everywhere(self):
         for via in VIAS:
             with self.subTest(via=via):
-                status, doc = self.http_get(via, "/api/v1/capability?id=nope.x")
+                status, doc = self.http_get(via, describe("nope.x").route)
                 self.assertEqual(status, 404)
                 self.assertEqual(doc, {"error": {"code": "not_found",
                                                  "message": "unknown capability: nope.x"}})
@@ -229,58 +235,33 @@ class OneAnswerTest(unittest.TestCase):
     def test_same_prompt_everywhere(self):
         """§0, §17: prompts.get answers alike through HTTP, the tool, the CLI and
         prompts/get (which carries the PromptResult's MCP fields)."""
-        value = "a b {{CONTEXT}} \u00e9"
-        answers = {}
-        for via in VIAS:
-            status, doc = self.http_get(via, "/api/v1/prompt?name=continue&arguments.CONTEXT="
-                                        + q(value))
-            self.assertEqual(status, 200, doc)
-            answers["http-" + via] = doc
-            answers["mcp-" + via] = self.mcp_ok(via, "majordomus_prompt", {
-                "name": "continue", "arguments": {"CONTEXT": value}})
-            answers["cli-" + via] = self.cli_json(via, ["prompt", "continue", "--arg",
-                                                        "CONTEXT=" + value, "--format", "json"])
-        reference = answers["http-pyz"]
-        for name, answer in answers.items():
-            with self.subTest(interface=name):
-                self.assertEqual(dumps(answer), dumps(reference))
+        reference = self.everywhere(PROMPT)
         with open(os.path.join(self.repo, URIS["majordomus://prompt/continue"]), "rb") as f:
             body = f.read().decode("utf-8").split("---\n", 2)[2]
         self.assertEqual(reference["messages"], [{"role": "user", "content": {
-            "type": "text", "text": body.replace("{{CONTEXT}}", value)}}])
+            "type": "text", "text": body.replace("{{CONTEXT}}", PROMPT_VALUE)}}])
         self.assertEqual(reference["uri"], "majordomus://prompt/continue")
         for via in VIAS:
             with self.subTest(prompts_get=via):
                 answer = self.mcp[via].request("prompts/get", {
-                    "name": "continue", "arguments": {"CONTEXT": value}})
+                    "name": "continue", "arguments": {"CONTEXT": PROMPT_VALUE}})
                 self.assertIn("result", answer, answer)
                 self.assertEqual(dumps(answer["result"]), dumps(
                     {"description": reference["description"],
                      "messages": reference["messages"]}))
-                p = self.cli(via, ["prompt", "continue", "--arg", "CONTEXT=" + value])
+                p = self.cli(via, ["prompt", "continue", "--arg", "CONTEXT=" + PROMPT_VALUE])
                 self.assertEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(p.stdout.decode("utf-8"),
                                  reference["messages"][0]["content"]["text"])
 
     def test_same_capability_list_everywhere(self):
-        answers = {}
-        for via in VIAS:
-            status, doc = self.http_get(via, "/api/v1/capabilities?limit=200")
-            self.assertEqual(status, 200)
-            answers["http-" + via] = doc
-            answers["mcp-" + via] = self.mcp_ok(via, "majordomus_capabilities", {"limit": 200})
-            answers["cli-" + via] = self.cli_json(via, ["capabilities", "list", "--format",
-                                                        "json"])
-        reference = answers["http-pyz"]
+        reference = self.everywhere(CAPABILITY_LIST)
         # §16: the 26 capabilities on one page of 200; the CLI's list is everything
         self.assertEqual((reference["count"], reference["total"]), (26, 26))
         self.assertNotIn("next_cursor", reference)
-        for name, value in answers.items():
-            with self.subTest(interface=name):
-                self.assertEqual(dumps(value), dumps(reference))
         # each descriptor in the list is the one describe gives
         for desc in reference["capabilities"][:3]:
-            status, one = self.http_get("py", "/api/v1/capability?id=" + q(desc["id"]))
+            status, one = self.http_get("py", describe(desc["id"]).route)
             self.assertEqual(dumps(one), dumps(desc))
 
 

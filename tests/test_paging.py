@@ -16,6 +16,7 @@ import unittest
 import urllib.parse
 
 from tests import support
+from tests.support import REPOSITORY_URI, RULE_URI
 
 TIMEOUT = 30
 N_GEN = 520
@@ -62,8 +63,6 @@ LONG_URI = "majordomus://document/docs/long.md"
 EMPTY_URI = "majordomus://document/docs/empty.md"
 NONL_URI = "majordomus://document/docs/nonl.md"
 CRLF_URI = "majordomus://document/docs/crlf.md"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-REPOSITORY_URI = "majordomus://repository"
 
 # --- a small JSON Schema walker and validator ----------------------------------------------
 
@@ -180,12 +179,8 @@ class PagingCase(support.ToolCalls, unittest.TestCase):
 
     @classmethod
     def start_mcp(cls, repo):
-        s = support.McpSession(repo)
-        cls.addClassCleanup(s.kill)
-        answer = s.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                          "clientInfo": {"name": "test", "version": "1"}})
-        assert "result" in answer, answer
-        return s
+        return support.class_session(cls, repo, version="2025-11-25", name="test",
+                                     initialized=False)
 
     def assertInvalid(self, text, names):
         self.assertTrue(text.startswith("invalid input: "), text)

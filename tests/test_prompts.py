@@ -106,16 +106,10 @@ class PromptCase(support.ToolCalls, unittest.TestCase):
     @classmethod
     def start(cls, repo, http=True):
         cls.repo = repo
-        cls.s = support.McpSession(repo)
-        cls.addClassCleanup(cls.s.kill)
-        answer = cls.s.request("initialize", {"protocolVersion": "2025-11-25",
-                                              "capabilities": {},
-                                              "clientInfo": {"name": "test", "version": "1"}})
-        assert "result" in answer, answer
-        cls.init = answer["result"]
+        cls.s = support.class_session(cls, repo)
+        cls.init = cls.s.initialize("2025-11-25", name="test", initialized=False)["result"]
         if http:
-            cls.http = support.HttpServer(repo)
-            cls.addClassCleanup(cls.http.stop)
+            cls.http = support.class_server(cls, repo)
 
     def http_prompt(self, name=None, values=None, extra=()):
         query = [] if name is None else [("name", name)]

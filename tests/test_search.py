@@ -20,7 +20,6 @@ from tests import support
 
 import majordomus as mj
 
-REAL = ("fixtures", "real-latest")      # under the reference data (support.REFERENCE)
 BASELINE = "0436a0f"      # main before §20-§23: the substring answers must not change
 
 
@@ -244,9 +243,17 @@ class ThreadsTest(unittest.TestCase):
 
 
 class ScoringTest(unittest.TestCase):
-    """The order on small layers built by hand (ranked mode, through the real program)."""
+    """The order on small layers built by hand (ranked mode): what a search means, asked in
+    this process (a process adds nothing: InterfacesTest shows the CLI, MCP and HTTP give
+    this answer), but where two processes must agree (test_determinism)."""
 
     def search(self, repo, query, **extra):
+        """objects.search on repo's layer, read in this process."""
+        gen = mj.first_generation(repo, "vcs", mj.Counters())[0]
+        return gen.execute("objects.search", dict({"query": query}, **extra))
+
+    def search_cli(self, repo, query, **extra):
+        """The same through `majordomus search` (a process of its own: its hash seed)."""
         p = support.run(["search", query, "--format", "json"] + sum(
             (["--" + k, str(v)] for k, v in extra.items()), []), repo)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -386,8 +393,9 @@ class ScoringTest(unittest.TestCase):
     def test_determinism(self):
         repo = layer(self, *[rule("r%02d" % n, "Rule %d" % n, "scope and verification %d" % n)
                              for n in range(30)])
-        answers = [self.search(repo, "verification scope", limit=200) for _ in range(2)]
+        answers = [self.search_cli(repo, "verification scope", limit=200) for _ in range(2)]
         self.assertEqual(answers[0], answers[1])
+        self.assertEqual(self.search(repo, "verification scope", limit=200), answers[0])
         keys = [(-h["score"], h["uri"]) for h in answers[0]["hits"]]
         self.assertEqual(keys, sorted(keys))
 
@@ -411,13 +419,8 @@ class InterfacesTest(unittest.TestCase, support.ToolCalls):
     @classmethod
     def setUpClass(cls):
         cls.repo = support.make_repo(support._ClassScope(cls), files=dict(INTERFACE_RULES))
-        cls.s = support.McpSession(cls.repo)
-        cls.srv = support.HttpServer(cls.repo)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.s.close()
-        cls.srv.stop()
+        cls.s = support.class_session(cls, cls.repo)
+        cls.srv = support.class_server(cls, cls.repo)
 
     def test_one_answer_everywhere(self):
         for arguments in ({"query": "how do I hand over a session"},
@@ -487,9 +490,7 @@ class RealLayerQuestionsTest(unittest.TestCase):
     answered (skipped by name where it is absent)."""
 
     def test_the_issue_s_questions(self):
-        repo = support.make_repo(self, skeleton=False, commit=False)
-        support.copy_tree(support.reference_or_skip(self, *REAL), repo)
-        support.commit_all(repo)
+        repo = support.real_latest_repo(self, name="repo")
         for query, wanted in (("brief campaign", "project.a-brief-is-kept-as-received@1"),
                               ("how do I hand over a session", "handing-over"),
                               ("scope", "scope-integrity")):
@@ -524,11 +525,7 @@ class SubstringAsBeforeTest(unittest.TestCase):
         self.compare(support.make_repo(self, name="layer"))
 
     def test_byte_for_byte_real_latest(self):
-        real = support.reference_or_skip(self, *REAL)
-        repo = support.make_repo(self, skeleton=False, commit=False, name="real")
-        support.copy_tree(real, repo)
-        support.commit_all(repo)
-        self.compare(repo)
+        self.compare(support.real_latest_repo(self, name="real"))
 
     def compare(self, repo):
         queries = [{"query": q} for q in ("scope", "Scope", "policy.YAML", "a", "e", "—",

@@ -19,11 +19,10 @@ import time
 import unittest
 
 from tests import support
+from tests.support import MODERN, PEERS_URI
 
-PEERS_URI = "majordomus://peers"
 RULE_PATH = ".ai/repo/rules/project/one.v1.md"
 RULE_URI = "majordomus://rule/project.one@1"
-MODERN = "2026-07-28"
 LINUX = sys.platform.startswith("linux")
 # A bridge holds no index: beside its interpreter with the module loaded (what any start
 # costs: 12 MB on Debian's python3), at most this much more. Where the archive holds no

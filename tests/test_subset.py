@@ -505,179 +505,24 @@ def limit_vectors():
 
 
 # --------------------------------------------------------------------------------------------
-# §3.5 reference allow-lists (copied from shared/reference/allow/; checked against that
-# directory when it is present so that the copy cannot drift)
+# §3.5 reference allow-lists: the patterns of shared/reference/allow/, copied into
+# tests/fixtures/reference-allow/ (checked against that directory when it is present so
+# that the copy cannot drift)
 # --------------------------------------------------------------------------------------------
 
-REFERENCE_PATTERNS = {
-    "issue": r"""
-^id$
-^milestone$
-^title$
-^slug$
-^priority$
-^profile$
-^parallel_safe$
-^risk$
-^owner$
-^cancelled$
-^created_at$
-^updated_at$
-^objective$
-^why$
-^current_state$
-^desired_state$
-^completion$
-^started_at$
-^verified_at$
-^completed_at$
-^scope(\.[0-9]+)?$
-^non_scope(\.[0-9]+)?$
-^depends_on(\.[0-9]+)?$
-^serves(\.[0-9]+)?$
-^acceptance_criteria(\.[0-9]+)?$
-^validation(\.[0-9]+)?$
-^evidence_required(\.[0-9]+)?$
-^evidence\.[0-9]+\.covers$
-^evidence\.[0-9]+\.type$
-^evidence\.[0-9]+\.command$
-^evidence\.[0-9]+\.result$
-^evidence\.[0-9]+\.artifact$
-^evidence\.[0-9]+\.url$
-^evidence\.[0-9]+\.commit$
-^evidence\.[0-9]+\.recorded_at$
-""",
-    "manifest": r"""
-^schema$
-^repo\.path$
-^local\.path$
-^local\.tracked$
-^local\.implicit_context$
-^sections\.adrs$
-^sections\.applications$
-^sections\.deployments$
-^sections\.knowledge$
-^sections\.policy$
-^sections\.profiles$
-^sections\.project$
-^sections\.prompts$
-^sections\.rules$
-^sections\.scope$
-^sections\.sessions$
-^sections\.releases$
-^sections\.skills$
-^sections\.use-cases$
-^sections\.why$
-^sections\.workflows$
-^context\.documents(\.[0-9]+)?$
-""",
-    "milestone": r"""
-^id$
-^title$
-^slug$
-^version$
-^order$
-^priority$
-^cancelled$
-^superseded_by$
-^created_at$
-^updated_at$
-^problem$
-^outcome$
-^current_state$
-^desired_state$
-^scope(\.[0-9]+)?$
-^non_scope(\.[0-9]+)?$
-^acceptance_criteria(\.[0-9]+)?$
-^validation(\.[0-9]+)?$
-^evidence_required(\.[0-9]+)?$
-^risks(\.[0-9]+)?$
-^depends_on(\.[0-9]+)?$
-^claims(\.[0-9]+)?$
-^evidence\.[0-9]+\.covers$
-^evidence\.[0-9]+\.type$
-^evidence\.[0-9]+\.command$
-^evidence\.[0-9]+\.result$
-^evidence\.[0-9]+\.artifact$
-^evidence\.[0-9]+\.url$
-^evidence\.[0-9]+\.commit$
-^evidence\.[0-9]+\.recorded_at$
-""",
-    "policy": r"""
-^version$
-^context\.always_loaded_budget_lines$
-^context\.builder_budget_lines$
-^context\.recent_decisions$
-^context\.max_list_items$
-^context\.strategy$
-^context\.transcript_is_state$
-^profiles\.default$
-^profiles\.checkpoint_interval_default$
-^verification\.required_for_changes$
-^verification\.finish_requires(\.[0-9]+)?$
-^checkpoint\.max_body_lines$
-^checkpoint\.retention_max_files$
-^handover\.required_sections(\.[0-9]+)?$
-^handover\.retention_max_files$
-^ledger\.retention_max_lines$
-^enforcement\.[0-9]+\.name$
-^enforcement\.[0-9]+\.path$
-^enforcement\.[0-9]+\.wired_by$
-^enforcement\.[0-9]+\.args(\.[0-9]+)?$
-^projections\.[0-9]+\.provider$
-^projections\.[0-9]+\.target$
-^projections\.[0-9]+\.always_loaded$
-^projections\.[0-9]+\.mode$
-^benchmark\.samples$
-^benchmark\.warmup$
-^benchmark\.regression\.p50$
-^benchmark\.regression\.p95$
-^benchmark\.regression\.p99$
-^benchmark\.budget\.doctor_ms$
-^benchmark\.budget\.watch_ms$
-""",
-    "profile": r"""
-^name$
-^description$
-^capability$
-^effort$
-^verbosity$
-^presentation$
-^reasoning$
-^checkpoint_interval$
-^effort_escalation\.after_blocked_attempts$
-^effort_escalation\.to$
-^context\.task$
-^context\.current_state$
-^context\.decisions$
-^context\.relevant_files$
-^context\.failing_output$
-^context\.recent_history_depth$
-^context\.architecture_notes$
-^verification\.verify_command_required$
-^verification\.regression_test_required$
-^verification\.decision_record_required$
-^output_contract(\.[0-9]+)?$
-""",
-    "project": r"""
-^schema_version$
-^name$
-^repository$
-^default_branch$
-""",
-    "prompt": r"""
-^name$
-^description$
-^profile$
-""",
-    "rule": r"""
-^(id|version|kind|title|description|statement|status|class)$
-^depends_on(\.[0-9]+)?$
-^tags(\.[0-9]+)?$
-^x-majordomus\.(validator|category|policy_key|exit_code)$
-^x-majordomus\.(enforced_by|claims|tests)(\.[0-9]+)?$
-""",
-}
+REFERENCE_PATTERNS_DIR = os.path.join(ROOT, "tests", "fixtures", "reference-allow")
+
+
+def reference_patterns():
+    """{kind: the text of its copied reference allow-list}."""
+    patterns = {}
+    for name in sorted(os.listdir(REFERENCE_PATTERNS_DIR)):
+        with open(os.path.join(REFERENCE_PATTERNS_DIR, name), "rb") as handle:
+            patterns[name[:-len(".txt")]] = handle.read().decode("utf-8")
+    return patterns
+
+
+REFERENCE_PATTERNS = reference_patterns()
 
 
 def pattern_lines(text):
@@ -968,6 +813,72 @@ def policy_key_paths(finish_requires):
            "projections.2.provider", "projections.2.target"])
 
 
+POLICY = ".ai/repo/policy.yaml"
+SCOPE_RULE = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
+SOURCES = ".ai/repo/knowledge/sources.yaml"
+# What the policy and the scope rule of each skeleton-shaped layer read as (ViewsTest).
+SKELETON_VIEWS = {
+    "layer": {
+        "context": {"always_loaded_budget_lines": 120, "builder_budget_lines": 240,
+                    "recent_decisions": 3, "max_list_items": 12,
+                    "strategy": "smallest-that-suffices", "transcript_is_state": False},
+        "profiles": {"default": "implementation", "checkpoint_interval_default": "20m"},
+        "finish_requires": ["tests_ran", "scope_respected", "notes_written"],
+        "required_sections": ["Goal", "Where it stands", "What comes next"],
+        "regression": {"p50": "0.4", "p95": "0.45", "p99": "0.7"},
+        "enforcement": [
+            {"name": "check-before-commit", "path": "majordomus", "args": ["check"],
+             "wired_by": "git-hook:pre-commit"},
+            {"name": "verify-before-push", "path": "majordomus", "args": ["finish", "--dry-run"],
+             "wired_by": "git-hook:pre-push"}],
+        "meta": {
+            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
+            "title": "Stay inside the claimed paths",
+            "description": "A task changes only the files it said it would change.",
+            "statement": "Changes outside the paths a task claimed do not count as that "
+                         "task's work.",
+            "status": "active", "class": "blocking",
+            "depends_on": ["majordomus.one-task-at-a-time@1"],
+            "tags": ["scope", "review"],
+            "x-majordomus": {"validator": "scope", "category": "scope",
+                             "enforced_by": ["check", "finish"],
+                             "policy_key": "scope_respected", "exit_code": 10,
+                             "claims": ["claimed-paths", "one-task"],
+                             "tests": ["test/cases/03_scope.sh"]}},
+        "body_starts": "\n# Why\n", "body_ends": "at check and at finish.\n"},
+    "reference": {
+        "context": {"always_loaded_budget_lines": 150, "builder_budget_lines": 300,
+                    "recent_decisions": 5, "max_list_items": 20,
+                    "strategy": "minimum-sufficient", "transcript_is_state": False},
+        "profiles": {"default": "implementation", "checkpoint_interval_default": "15m"},
+        "finish_requires": ["scope_respected", "verification_ran", "state_updated",
+                            "no_open_blockers", "note_present"],
+        "required_sections": ["Objective", "Current State", "Next Action"],
+        "regression": {"p50": "0.5", "p95": "0.5", "p99": "0.6"},
+        "enforcement": [
+            {"name": "doctor-on-commit", "path": "majordomus", "args": ["doctor"],
+             "wired_by": "git-hook:pre-commit"},
+            {"name": "finish-on-push", "path": "majordomus", "args": ["finish", "--check"],
+             "wired_by": "git-hook:pre-push"}],
+        "meta": {
+            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
+            "title": "Scope integrity",
+            "description": "A task touches only the paths it claimed; work found elsewhere is "
+                           "not accepted as done.",
+            "statement": "Work outside the paths a task claimed is not accepted as that task's "
+                         "work.",
+            "status": "active", "class": "blocking",
+            "depends_on": ["majordomus.one-worker-one-scope@1"],
+            "tags": ["scope", "verification"],
+            "x-majordomus": {"validator": "scope", "category": "scope",
+                             "enforced_by": ["check", "finish", "watch"],
+                             "policy_key": "scope_respected", "exit_code": 10,
+                             "claims": ["scope-enforcement", "scoped-task"],
+                             "tests": ["test/cases/04_start_check.sh"]}},
+        "body_starts": "\n# Rationale\n", "body_ends": "CI runs that case.\n"},
+}
+
+
 class ViewsTest(Checks, unittest.TestCase):
     mod = majordomus
 
@@ -987,116 +898,63 @@ class ViewsTest(Checks, unittest.TestCase):
             with self.subTest(name=name):
                 self.assertEqual(majordomus.key_paths(tree), expected)
 
-    def test_layer_policy_tree_and_paths(self):
-        """The test layer's policy: nested mappings, inline comments, a block list of
-        scalars, flow lists, block lists of mappings, numbers that stay text."""
-        tree = majordomus.parse_subset(read(os.path.join(SKELETON, ".ai/repo/policy.yaml")))
+    # The views are read on two layers of the skeleton's shape: the test layer (always
+    # there) and the reference skeleton (skipped by name where it is absent); SKELETON_VIEWS
+    # holds what each must read as.
+
+    def policy_tree_and_paths(self, path, want):
+        """A policy: nested mappings, inline comments, a block list of scalars, flow lists,
+        block lists of mappings, numbers that stay text."""
+        tree = majordomus.parse_subset(read(path))
         self.assertIs(tree["version"], 1)
-        self.assertTree(tree["context"], {
-            "always_loaded_budget_lines": 120, "builder_budget_lines": 240,
-            "recent_decisions": 3, "max_list_items": 12, "strategy": "smallest-that-suffices",
-            "transcript_is_state": False})
-        self.assertTree(tree["profiles"], {"default": "implementation",
-                                           "checkpoint_interval_default": "20m"})
-        self.assertTree(tree["verification"]["finish_requires"],
-                        ["tests_ran", "scope_respected", "notes_written"])
-        self.assertTree(tree["handover"]["required_sections"],
-                        ["Goal", "Where it stands", "What comes next"])
-        self.assertTree(tree["benchmark"]["regression"], {"p50": "0.4", "p95": "0.45", "p99": "0.7"})
-        self.assertTree(tree["enforcement"], [
-            {"name": "check-before-commit", "path": "majordomus", "args": ["check"],
-             "wired_by": "git-hook:pre-commit"},
-            {"name": "verify-before-push", "path": "majordomus", "args": ["finish", "--dry-run"],
-             "wired_by": "git-hook:pre-push"}])
+        self.assertTree(tree["context"], want["context"])
+        self.assertTree(tree["profiles"], want["profiles"])
+        self.assertTree(tree["verification"]["finish_requires"], want["finish_requires"])
+        self.assertTree(tree["handover"]["required_sections"], want["required_sections"])
+        self.assertTree(tree["benchmark"]["regression"], want["regression"])
+        self.assertTree(tree["enforcement"], want["enforcement"])
         self.assertTree(tree["projections"], [
             {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
             {"provider": "claude-code", "target": "CLAUDE.md"},
             {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(3))
+        self.assertEqual(majordomus.key_paths(tree),
+                         policy_key_paths(len(want["finish_requires"])))
+
+    def rule_front_matter(self, path, want):
+        """A front matter with flow lists, a blank line and a nested mapping of its own."""
+        meta, body = majordomus.split_front_matter(read(path))
+        self.assertTree(meta, want["meta"])
+        self.assertTrue(body.startswith(want["body_starts"]))
+        self.assertTrue(body.endswith(want["body_ends"]))
+
+    def sources_parse(self, path):
+        tree = majordomus.parse_subset(read(path))
+        self.assertEqual(list(tree), ["version", "sources"])
+        self.assertEqual([c["id"] for c in tree["sources"]],
+                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
+                          "document", "readme"])
+        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
+                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
+                                             "required": True})
+
+    def test_layer_policy_tree_and_paths(self):
+        self.policy_tree_and_paths(os.path.join(SKELETON, POLICY), SKELETON_VIEWS["layer"])
 
     def test_layer_rule_front_matter(self):
-        """A front matter with flow lists, a blank line and a nested mapping of its own."""
-        meta, body = majordomus.split_front_matter(read(os.path.join(
-            SKELETON, ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md")))
-        self.assertTree(meta, {
-            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
-            "title": "Stay inside the claimed paths",
-            "description": "A task changes only the files it said it would change.",
-            "statement": "Changes outside the paths a task claimed do not count as that "
-                         "task's work.",
-            "status": "active", "class": "blocking",
-            "depends_on": ["majordomus.one-task-at-a-time@1"],
-            "tags": ["scope", "review"],
-            "x-majordomus": {"validator": "scope", "category": "scope",
-                             "enforced_by": ["check", "finish"],
-                             "policy_key": "scope_respected", "exit_code": 10,
-                             "claims": ["claimed-paths", "one-task"],
-                             "tests": ["test/cases/03_scope.sh"]}})
-        self.assertTrue(body.startswith("\n# Why\n"))
-        self.assertTrue(body.endswith("at check and at finish.\n"))
+        self.rule_front_matter(os.path.join(SKELETON, SCOPE_RULE), SKELETON_VIEWS["layer"])
 
     def test_layer_sources_parse(self):
-        tree = majordomus.parse_subset(read(os.path.join(SKELETON, ".ai/repo/knowledge/sources.yaml")))
-        self.assertEqual(list(tree), ["version", "sources"])
-        self.assertEqual([c["id"] for c in tree["sources"]],
-                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
-                          "document", "readme"])
-        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
-                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
-                                             "required": True})
+        self.sources_parse(os.path.join(SKELETON, SOURCES))
 
     def test_reference_skeleton_policy_tree_and_paths(self):
-        tree = majordomus.parse_subset(read(reference_skeleton(self, ".ai/repo/policy.yaml")))
-        self.assertIs(tree["version"], 1)
-        self.assertTree(tree["context"], {
-            "always_loaded_budget_lines": 150, "builder_budget_lines": 300,
-            "recent_decisions": 5, "max_list_items": 20, "strategy": "minimum-sufficient",
-            "transcript_is_state": False})
-        self.assertTree(tree["profiles"], {"default": "implementation",
-                                           "checkpoint_interval_default": "15m"})
-        self.assertTree(tree["handover"]["required_sections"],
-                        ["Objective", "Current State", "Next Action"])
-        self.assertTree(tree["benchmark"]["regression"], {"p50": "0.5", "p95": "0.5", "p99": "0.6"})
-        self.assertTree(tree["enforcement"], [
-            {"name": "doctor-on-commit", "path": "majordomus", "args": ["doctor"],
-             "wired_by": "git-hook:pre-commit"},
-            {"name": "finish-on-push", "path": "majordomus", "args": ["finish", "--check"],
-             "wired_by": "git-hook:pre-push"}])
-        self.assertTree(tree["projections"], [
-            {"provider": "agents", "target": "AGENTS.md", "always_loaded": True},
-            {"provider": "claude-code", "target": "CLAUDE.md"},
-            {"provider": "gemini", "target": "GEMINI.md"}])
-        self.assertEqual(majordomus.key_paths(tree), policy_key_paths(5))
+        self.policy_tree_and_paths(reference_skeleton(self, POLICY),
+                                   SKELETON_VIEWS["reference"])
 
     def test_reference_skeleton_rule_front_matter(self):
-        meta, body = majordomus.split_front_matter(read(reference_skeleton(
-            self, ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md")))
-        self.assertTree(meta, {
-            "id": "majordomus.scope-integrity", "version": 1, "kind": "rule",
-            "title": "Scope integrity",
-            "description": "A task touches only the paths it claimed; work found elsewhere is not "
-                           "accepted as done.",
-            "statement": "Work outside the paths a task claimed is not accepted as that task's work.",
-            "status": "active", "class": "blocking",
-            "depends_on": ["majordomus.one-worker-one-scope@1"],
-            "tags": ["scope", "verification"],
-            "x-majordomus": {"validator": "scope", "category": "scope",
-                             "enforced_by": ["check", "finish", "watch"],
-                             "policy_key": "scope_respected", "exit_code": 10,
-                             "claims": ["scope-enforcement", "scoped-task"],
-                             "tests": ["test/cases/04_start_check.sh"]}})
-        self.assertTrue(body.startswith("\n# Rationale\n"))
-        self.assertTrue(body.endswith("CI runs that case.\n"))
+        self.rule_front_matter(reference_skeleton(self, SCOPE_RULE), SKELETON_VIEWS["reference"])
 
     def test_reference_skeleton_sources_parse(self):
-        tree = majordomus.parse_subset(read(reference_skeleton(self, ".ai/repo/knowledge/sources.yaml")))
-        self.assertEqual(list(tree), ["version", "sources"])
-        self.assertEqual([c["id"] for c in tree["sources"]],
-                         ["policy", "profile", "rule", "prompt", "workflow", "milestone", "issue",
-                          "document", "readme"])
-        self.assertTree(tree["sources"][2], {"id": "rule", "kind": "rule", "discovery": "vcs",
-                                             "pathspec": ":(glob).ai/repo/rules/**/*.md",
-                                             "required": True})
+        self.sources_parse(reference_skeleton(self, SOURCES))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1158,6 +1016,7 @@ class AllowListTest(Checks, unittest.TestCase):
                                  pattern_lines(REFERENCE_PATTERNS[name]))
 
     def test_sample_generator_covers_every_reference_pattern(self):
+        self.assertEqual(sorted(REFERENCE_PATTERNS), sorted(ALLOW_NAMES))
         for name in ALLOW_NAMES:
             for pattern in pattern_lines(REFERENCE_PATTERNS[name]):
                 samples = samples_for(pattern)

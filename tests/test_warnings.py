@@ -11,11 +11,7 @@ MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-class WarningsAreErrorsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.repo = support.class_repo(cls)
-
+class WarningsAreErrorsTest(support.ClassRepo, unittest.TestCase):
     def strict(self, args, via="pyz", **kwargs):
         return subprocess.run([support.PYTHON, "-W", "error", "-X", "dev", support.ENTRIES[via]]
                               + args, cwd=self.repo, stdout=subprocess.PIPE,

@@ -10,7 +10,6 @@ runs only in the test virtual environment (from the checkout):
     .venv/bin/python tests/_unit.py venv_sdk_test
 """
 import json
-import os
 import sys
 import time
 import unittest
@@ -23,14 +22,9 @@ from mcp.client.subscriptions import ResourcesListChanged
 from mcp.shared.exceptions import MCPError
 
 from tests import support
+from tests.support import (MODERN, PROMPT_PATH, PROMPT_URI, REPOSITORY_URI, RULE_PATH, RULE_URI)
 
-MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
-RULE_URI = "majordomus://rule/majordomus.scope-integrity@1"
-RULE_PATH = ".ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md"
-PROMPT_URI = "majordomus://prompt/continue"
-PROMPT_PATH = ".ai/repo/prompts/continue.md"
-REPOSITORY_URI = "majordomus://repository"
 UNKNOWN_URI = "majordomus://rule/no.such-rule@9"
 TOOLS = list(support.TOOLS)
 SCENARIO_TIMEOUT = 90    # seconds one whole SDK scenario may take on a loaded machine
@@ -51,6 +45,37 @@ class SdkCase(unittest.TestCase):
             with anyio.fail_after(SCENARIO_TIMEOUT):
                 return await scenario(*args)
         return anyio.run(bounded)
+
+    def legacy(self, connect):
+        """A 2025-era ClientSession over the streams of connect() (stdio_client or
+        streamable_http_client): initialize, ping, then exercise(): (initialize's result,
+        what exercise returned)."""
+        async def scenario():
+            async with connect() as (read, write):
+                async with ClientSession(read, write) as session:
+                    init = await session.initialize()
+                    await session.send_ping()
+                    return init, await self.exercise(session)
+        return self.run_async(scenario)
+
+    def listen(self, target, name, **listen):
+        """A 2026-07-28 Client of target (stdio parameters or the /mcp URL) listens for
+        resources/list_changed (and what `listen` adds) while the rule `name` is staged:
+        (the protocol version, what the server honoured, the rule's URI, the URIs listed
+        after the notification)."""
+        async def scenario():
+            async with Client(target) as client:
+                async with client.listen(resources_list_changed=True, **listen) as sub:
+                    honored = sub.honored
+                    uri = self.stage(name)
+                    with anyio.fail_after(WAIT):
+                        async for event in sub:
+                            if isinstance(event, ResourcesListChanged):
+                                break
+                listed = await client.list_resources(cache_mode="bypass")
+                return (client.protocol_version, honored, uri,
+                        [str(r.uri) for r in listed.resources])
+        return self.run_async(scenario)
 
     def stage(self, name):
         path, text, uri = support.staged_rule(name)
@@ -151,8 +176,7 @@ class SdkCase(unittest.TestCase):
 class StdioSdkTests(SdkCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(support.PYZ):
-            raise AssertionError("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         cls.repo = support.class_repo(cls)
 
     def params(self, entry=support.PYZ):
@@ -190,13 +214,7 @@ class StdioSdkTests(SdkCase):
         self.check(out, MODERN)
 
     def test_client_session_negotiates_2025_11_25(self):
-        async def scenario():
-            async with stdio_client(self.params()) as (read, write):
-                async with ClientSession(read, write) as session:
-                    init = await session.initialize()
-                    await session.send_ping()
-                    return init, await self.exercise(session)
-        init, out = self.run_async(scenario)
+        init, out = self.legacy(lambda: stdio_client(self.params()))
         self.assertEqual(init.protocol_version, LEGACY)
         self.assertEqual(init.server_info.name, "majordomus")
         self.assertTrue(init.capabilities.resources.list_changed)
@@ -240,20 +258,9 @@ class StdioSdkTests(SdkCase):
         self.assertEqual([m for m in other if isinstance(m, Exception)], [])
 
     def test_listen_hears_list_changed(self):
-        async def scenario():
-            async with Client(self.params()) as client:
-                self.assertEqual(client.protocol_version, MODERN)
-                async with client.listen(resources_list_changed=True,
-                                         tools_list_changed=True) as sub:
-                    honored = sub.honored
-                    uri = self.stage("listened")
-                    with anyio.fail_after(WAIT):
-                        async for event in sub:
-                            if isinstance(event, ResourcesListChanged):
-                                break
-                listed = await client.list_resources(cache_mode="bypass")
-                return honored, uri, [str(r.uri) for r in listed.resources]
-        honored, uri, uris = self.run_async(scenario)
+        version, honored, uri, uris = self.listen(self.params(), "listened",
+                                                  tools_list_changed=True)
+        self.assertEqual(version, MODERN)
         self.assertIs(honored.resources_list_changed, True)
         self.assertFalse(honored.tools_list_changed)
         self.assertIn(uri, uris)
@@ -266,21 +273,14 @@ class StdioSdkTests(SdkCase):
 class HttpSdkTests(SdkCase):
     @classmethod
     def setUpClass(cls):
-        if not os.path.isfile(support.PYZ):
-            raise AssertionError("build first: python3 build_zipapp.py (no %s)" % support.PYZ)
+        support.require_archive()
         cls.repo = support.class_repo(cls)
         cls.srv = support.HttpServer(cls.repo)
         cls.addClassCleanup(cls.srv.stop)
         cls.url = "http://127.0.0.1:%d/mcp" % cls.srv.port
 
     def test_legacy_session(self):
-        async def scenario():
-            async with streamable_http_client(self.url) as (read, write):
-                async with ClientSession(read, write) as session:
-                    init = await session.initialize()
-                    await session.send_ping()
-                    return init, await self.exercise(session)
-        init, out = self.run_async(scenario)
+        init, out = self.legacy(lambda: streamable_http_client(self.url))
         self.assertEqual(init.protocol_version, LEGACY)
         self.assertEqual(init.server_info.name, "majordomus")
         self.check(out, LEGACY)
@@ -335,18 +335,7 @@ class HttpSdkTests(SdkCase):
         self.assertGreaterEqual(self.run_async(scenario), 1)
 
     def test_modern_listen(self):
-        async def scenario():
-            async with Client(self.url) as client:
-                async with client.listen(resources_list_changed=True) as sub:
-                    honored = sub.honored
-                    uri = self.stage("heard")
-                    with anyio.fail_after(WAIT):
-                        async for event in sub:
-                            if isinstance(event, ResourcesListChanged):
-                                break
-                listed = await client.list_resources(cache_mode="bypass")
-                return honored, uri, [str(r.uri) for r in listed.resources]
-        honored, uri, uris = self.run_async(scenario)
+        _, honored, uri, uris = self.listen(self.url, "heard")
         self.assertIs(honored.resources_list_changed, True)
         self.assertIn(uri, uris)
 
