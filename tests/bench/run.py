@@ -21,7 +21,7 @@ from bench.web import section_http, section_pages_real, section_ui
 from bench.live import section_live
 from bench.answers import (section_brief, section_brief_quality, section_context,
                            section_context_checks, section_search, section_context_sync)
-from bench.shared import section_shared
+from bench.shared import section_peers, section_shared
 from bench.fuzzing import section_fuzz
 
 
@@ -74,7 +74,7 @@ def repo_facts(repo, label):
 
 
 SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "pages", "mcp",
-            "paging", "http", "fuzz", "shared", "sync", "live")
+            "paging", "http", "fuzz", "shared", "sync", "peers", "live")
 
 
 def main(argv=None):
@@ -194,6 +194,8 @@ def main(argv=None):
                 section_shared(table, skel, real, big, huge, runs, reps)
             if "sync" in wanted:
                 section_context_sync(table, tmp, reps)
+            if "peers" in wanted:
+                section_peers(table, skel, tmp, reps)
             # last: these sections edit and stage files in the scratch repositories
             if "live" in wanted:
                 section_live(table, skel, "skeleton", reps, False, args.quick)

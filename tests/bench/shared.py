@@ -41,6 +41,37 @@ def shared_bridge(repo, python=PYTHON):
     return bridge
 
 
+# The archive's module loaded as its __main__.py loads it (one unmarshal of its bytecode),
+# then nothing: what any process of this archive costs before it does anything.
+FLOOR = r"""
+import sys, zipimport, marshal
+loader = zipimport.zipimporter(sys.argv[1])
+data = loader.get_data(sys.argv[1] + "/majordomus.pyc")
+module = type(sys)("majordomus")
+module.__file__, module.__loader__ = sys.argv[1] + "/majordomus.py", loader
+sys.modules["majordomus"] = module
+exec(marshal.loads(memoryview(data)[16:]) if data[:4] == __import__(
+    "importlib.util").util.MAGIC_NUMBER else compile(loader.get_source("majordomus"),
+                                                     module.__file__, "exec"), module.__dict__)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+sys.stdin.read()
+"""
+
+
+def module_floor(python):
+    """The RSS of `python` with the archive's module loaded, doing nothing."""
+    import subprocess
+    proc = subprocess.Popen([python, "-c", FLOOR, common.PYZ], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()
+        return vm_rss(proc.pid)
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+
+
 def section_shared(table, skel, real, big, huge, runs, reps):
     """SPEC §27: a read through a bridge beside a standalone server's; spawn -> initialize
     of a bridge, and of an owner, beside a standalone server's; the RSS of three clients
@@ -153,11 +184,16 @@ def section_shared(table, skel, real, big, huge, runs, reps):
             sessions += bridges
             total = sum(vm_rss(s.pid) for s in sessions)
             biggest = max(vm_rss(b.pid) for b in bridges)
+            # §31 retired §27's goal of 1.5x here (an interpreter is most of a small layer's
+            # footprint): the figure stays, the goal is each bridge's beside the module floor
             table.row("RSS of three clients (owner + 2 bridges) / one standalone, %s%s"
                       % (what, tag), "%.2fx (%.1f MB vs %.1f MB)" % (
-                          total / one, total / 1e6, one / 1e6), "<= 1.5x", total / one <= 1.5)
-            table.row("  each bridge's RSS%s" % tag, "%.1f MB" % (biggest / 1e6), "<= 15 MB",
-                      biggest <= 15e6)
+                          total / one, total / 1e6, one / 1e6))
+            floor = module_floor(python)
+            table.row("  each bridge's RSS / the interpreter with the module loaded%s" % tag,
+                      "%.2fx (%.1f MB vs %.1f MB)" % (biggest / floor, biggest / 1e6,
+                                                     floor / 1e6),
+                      "<= 1.1x (§31)", biggest / floor <= 1.1)
         except (NotAvailable, ChildGone, ValueError, OSError) as e:
             table.na("RSS of three clients%s" % tag, str(e), "<= 1.5x")
         finally:
@@ -186,3 +222,110 @@ def section_shared(table, skel, real, big, huge, runs, reps):
                                                 len(takes)), "<= 2 s", max(takes) <= 2.0)
     except (NotAvailable, ChildGone) as e:
         table.na("kill -9 of the owner -> the bridge's next answer", str(e), "<= 2 s")
+
+
+# --------------------------------------------------------------------------- §25.1, §31 rows
+
+def _mcp_session(server, name):
+    """A legacy /mcp session on `server`: (its connection, its Mcp-Session-Id)."""
+    from bench.web import MCP_HEADERS, http_post
+    conn = server.connect()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": dict(
+        INITIALIZE, clientInfo={"name": name, "version": "1"})}).encode()
+    status, data, _, resp = http_post(conn, "/mcp", body, MCP_HEADERS)
+    if status != 200:
+        raise NotAvailable("initialize over /mcp answered %d" % status)
+    return conn, resp.getheader("Mcp-Session-Id")
+
+
+def _announce(conn, key, scope, claim=None):
+    """One announce over /mcp: (seconds, is it an error?)."""
+    from bench.web import MCP_HEADERS, http_post
+    arguments = {"intent": "bench", "scope": scope}
+    if claim is not None:
+        arguments["claim"] = claim
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "majordomus_announce", "arguments": arguments}}).encode()
+    t0 = time.perf_counter()
+    status, data, _, _ = http_post(conn, "/mcp", body, dict(
+        MCP_HEADERS, **{"Mcp-Session-Id": key, "MCP-Protocol-Version": "2025-06-18"}))
+    took = time.perf_counter() - t0
+    if status != 200:
+        raise NotAvailable("announce over /mcp answered %d" % status)
+    return took, json.loads(data)["result"]["isError"]
+
+
+def _list_peers(conn, reps):
+    from bench.web import http_get
+    times, count = [], None
+    for _ in range(reps + WARMUP):
+        t0 = time.perf_counter()
+        status, body, _ = http_get(conn, "/api/v1/peers")
+        times.append(time.perf_counter() - t0)
+        if status != 200:
+            raise NotAvailable("GET /api/v1/peers answered %d" % status)
+        count = json.loads(body)
+    return times[WARMUP:], count
+
+
+def section_peers(table, skel, tmp, reps):
+    """§25.1: GET /api/v1/peers with 8, 64 and 256 /mcp sessions of 64 announced paths each
+    (the path index: no pairwise scan); §31: three checkouts (worktrees) of one repository,
+    each with a shared `serve` and 8 sessions: peers.list p50 <= 5 ms, a claim p50 <= 2 ms."""
+    from bench.repos import git
+    from bench.web import Server
+    table.section("peers (SPEC §25.1, §31): the board's listing, across checkouts, claims")
+    for count in (8, 64, 256):
+        name = "GET /api/v1/peers, %d sessions x 64 paths (p50)" % count
+        progress("peers: %d sessions" % count)
+        server = None
+        try:
+            server = Server(skel)
+            sessions = [_mcp_session(server, "s%d" % n) for n in range(count)]
+            for n, (conn, key) in enumerate(sessions):
+                _announce(conn, key, ["area%02d/sub%d/file%02d.py" % (n % 32, n % 4, k)
+                                      for k in range(64)])
+            times, listing = _list_peers(server.connect(), reps)
+            table.row(name, "%s (%d peers)" % (lat(times), listing["count"]),
+                      "<= 50 ms at 256", count < 256 or p50(times) <= 0.05)
+        except (NotAvailable, OSError, ValueError) as e:
+            table.na(name, str(e), "<= 50 ms at 256")
+        finally:
+            if server is not None:
+                server.stop()
+    progress("peers: three checkouts x 8 sessions")
+    main = os.path.join(tmp, "peers-checkouts", "main")
+    servers = []
+    try:
+        import shutil
+        shutil.copytree(skel, main, symlinks=True)
+        roots = [main]
+        for n in (2, 3):
+            root = os.path.join(tmp, "peers-checkouts", "wt%d" % n)
+            git(main, "worktree", "add", "-q", "-b", "bench%d" % n, root)
+            roots.append(root)
+        servers = [Server(root, shared=True) for root in roots]
+        first = None
+        for m, server in enumerate(servers):
+            for n in range(8):
+                conn, key = _mcp_session(server, "c%d-%d" % (m, n))
+                _announce(conn, key, ["src/area%d/file%d.py" % (n, k) for k in range(8)])
+                if first is None:
+                    first = (conn, key)
+        times, listing = _list_peers(servers[0].connect(), reps)
+        table.row("peers.list, 3 checkouts x 8 sessions (p50)", "%s (%d peers, %d boards, "
+                  "complete %s)" % (lat(times), listing["count"], listing["boards"],
+                                    listing["complete"]), "<= 5 ms", p50(times) <= 0.005)
+        claims = []
+        for i in range(reps + WARMUP):
+            took, error = _announce(first[0], first[1], ["claims/c%d" % (i % 2)], True)
+            if error:
+                raise NotAvailable("the claim was refused")
+            claims.append(took)
+        table.row("a claim over /mcp, 3 checkouts' boards consulted (p50)", lat(claims[WARMUP:]),
+                  "<= 2 ms", p50(claims[WARMUP:]) <= 0.002)
+    except (NotAvailable, OSError, ValueError, RuntimeError) as e:
+        table.na("peers.list and claims across three checkouts", str(e), "<= 5 ms, <= 2 ms")
+    finally:
+        for server in servers:
+            server.stop()

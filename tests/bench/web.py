@@ -20,9 +20,9 @@ from bench.sessions import INITIALIZE, LEGACY, MODERN, MODERN_META, frame, rpc_e
 class Server(Child):
     """`majordomus.pyz serve --port 0`; the port is parsed from its stderr log."""
 
-    def __init__(self, repo, pyz=None):
+    def __init__(self, repo, pyz=None, shared=False):
         pyz = pyz or common.PYZ
-        self.spawn([PYTHON, pyz, "serve", "--port", "0"], repo, child_env(),
+        self.spawn([PYTHON, pyz, "serve", "--port", "0"], repo, child_env(shared),
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         self.host = self.port = None
         deadline = time.monotonic() + SPAWN_TIMEOUT
