@@ -187,7 +187,7 @@ class Layer:
                 support.write(repo, rel, text)
             support.git(repo, "init", "-q", "-b", "main")
             support.commit_all(repo)
-            cls.live = m.Live(repo, "vcs", m.Counters(), watch=False)
+            cls.live = m.Live(repo, "vcs", m.Counters(), watch=False, board=m.Board())
         return cls.live
 
     @classmethod
@@ -207,10 +207,11 @@ VALUES = st.recursive(LEAVES, lambda c: st.lists(c, max_size=3) | st.dictionarie
 TOOLS = ["majordomus_get", "majordomus_list", "majordomus_search", "majordomus_capabilities",
          "majordomus_capability", "majordomus_context", "majordomus_prompt",
          "majordomus_perf", "majordomus_repository", "majordomus_brief",
-         "majordomus_affected", "nope"]
+         "majordomus_affected", "majordomus_peers", "majordomus_announce", "nope"]
 ARGUMENT_NAMES = ["uri", "query", "limit", "cursor", "kind", "offset", "name", "arguments",
                   "path", "mode", "id", "tag", "exposure", "provider", "audience", "intent",
-                  "budget_lines", "base", "staged", "x"]
+                  "budget_lines", "budget_chars", "base", "staged", "scope", "claim", "handle",
+                  "local", "x"]
 URIS = st.sampled_from(["majordomus://repository", "majordomus://rule/project.alpha@1",
                         "majordomus://note/plain", "majordomus://x/y", ""]) | st.text(max_size=8)
 META = st.fixed_dictionaries({}, optional={
@@ -282,7 +283,7 @@ def check_answer(answer, sent):
 def check_jsonrpc(value):
     live = Layer.get()
     written = []
-    session = m.McpSession(live, written.append)
+    session = m.Session(live, written.append)
     try:
         line = frame_line(value)
         data = m.answer_line(live, session, line)
