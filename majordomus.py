@@ -11066,12 +11066,13 @@ def peers_board(board, gen):
              '</th><th scope="col">Scope</th><th scope="col">Since (UTC)</th><th scope="col">'
              'Overlaps</th></tr></thead><tbody>%s</tbody></table></div>' % "".join(rows)
              ) if rows else '<p>No MCP client is connected now.</p>'
-    checkouts = "" if listing["boards"] == 1 else " on %d checkouts" % listing["boards"]
+    title = "Sessions sharing this server (%d)" % listing["count"] if listing["boards"] == 1 \
+        else "Sessions working on this repository (%d, in %d checkouts)" % (
+            listing["count"], listing["boards"])
     if not listing["complete"]:
-        checkouts += " (a checkout's server did not answer)"
+        title += " (a checkout's server did not answer)"
     return ('<section class="peers" aria-labelledby="mj-peers" data-peers="%d"><h2 id='
-            '"mj-peers">Sessions sharing this server (%d)%s</h2>%s%s</section>'
-            % (board.version, listing["count"], _h(checkouts), claimed, table))
+            '"mj-peers">%s</h2>%s%s</section>' % (board.version, _h(title), claimed, table))
 
 
 def cut_snippet(text):
