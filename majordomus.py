@@ -6535,7 +6535,7 @@ def hook_deliver(gen, arguments, host=None):
     budget = (arguments.get("budget_lines", HOOK_LINES), arguments.get("budget_chars",
                                                                        HOOK_CHARS))
     memory = host.memory if host is not None else None
-    key = "%s\0%s" % (call.client, call.session) if call.session is not None else None
+    key = call.session            # a session id is the client's own, unique across clients
     with (memory.session(key) if memory is not None and key is not None
           else _Forgetful()) as given:
         if call.event == "start":
@@ -6617,8 +6617,9 @@ class _HookText:
             return False
         return True
 
-    def take(self, lines, key=None, room=(0, 0)):
-        """Add `lines` if they fit with `room` (lines, characters) kept free."""
+    def take(self, lines, keys=(), room=(0, 0)):
+        """Add `lines` if they fit with `room` (lines, characters) kept free; `keys`: what
+        the session is then given."""
         cost = _cost(lines)
         if cost[0] + room[0] > self.lines or cost[1] + room[1] > self.chars:
             self.left += 1
@@ -6626,8 +6627,7 @@ class _HookText:
         self.lines -= cost[0]
         self.chars -= cost[1]
         self.parts.append(lines)
-        if key is not None:
-            self.keys.append(key)
+        self.keys += keys
         return True
 
     def text(self):
@@ -6639,10 +6639,10 @@ class _HookText:
 def hook_brief(gen, targets, given, budget, warnings=()):
     """§30: the compact brief of `targets` (repository-relative paths): for each, its
     projection line (first, §33), the rules named and relevant (§29, with their
-    statements), the governing passage (the most specific governing document's section
-    that best matches the path's words) and the other documents that govern it; what the
-    session was given before is not said again; within the budget, what does not fit
-    counted on the last line. ("", why) when nothing is new."""
+    statements), the governing passage (the section of the most specific governing
+    document that best matches the path's words) and the other documents that govern it;
+    what the session was given before is not said again; within the budget, what does
+    not fit counted on the last line. ("", why) when nothing is new."""
     briefs = []
     for target in targets:
         try:
@@ -6652,70 +6652,74 @@ def hook_brief(gen, targets, given, budget, warnings=()):
     if not briefs:
         return "", "outside the repository: %s" % _one_line(", ".join(targets), BRIEF_NAME)
     sections = gen.memo("brief.sections", dict)
-    items = []
+    # What may be said, each (its keys: the first is its own, the rest what it gives too;
+    # its lines), by kind, in order.
+    firsts, rules, passages, documents = [], [], [], []
     for target, value in briefs:
         projection = value["projection"]
         if projection is not None:
             line = _brief_head(value, (value["budget_lines"], value["budget_chars"]), [], 0,
                                value.source)[1]
-            items.append(("first", "projection:%s:%s:%s" % (target, projection["stamp"],
-                                                            projection["stale"]),
-                          ["`%s`: %s" % (_one_line(target, BRIEF_NAME), line)]))
-        for rule in value["rules"]:
-            if rule["why"] in ("named", "relevant"):
-                items.append(("rule", "rule:" + rule["uri"], [_rule_line(rule)]))
+            firsts.append((("projection:%s:%s:%s" % (target, projection["stamp"],
+                                                     projection["stale"]),),
+                           ["`%s`: %s" % (_one_line(target, BRIEF_NAME), line)]))
+        chosen = [rule for rule in value["rules"] if rule["why"] in ("named", "relevant")]
+        rules += [(("rule:" + rule["uri"],), [_rule_line(rule)]) for rule in chosen]
         docs = [doc for doc in value["documents"] if doc["body"]][::-1]
-        words = _path_words(gen, target, {doc["dir"] for doc in value["documents"]})
-        terms = _brief_terms(words)
+        terms = _brief_terms(_path_words(gen, target, {doc["dir"] for doc in
+                                                       value["documents"]}))
         for doc in docs:
             obj = gen.index.by_uri.get(doc["uri"])
             excerpt = _excerpt(obj, terms, sections) if obj is not None else None
             if excerpt:
-                items.append(("passage", "passage:%s:%s" % (
-                    doc["uri"], excerpt.split("\n", 1)[0][:BRIEF_NAME]),
-                    ["From %s (`%s`), the passage that governs this place:" % (
-                        _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))]
+                passages.append((("passage:%s:%s" % (doc["uri"], excerpt.split("\n", 1)[0][
+                    :BRIEF_NAME]), "doc:" + doc["uri"]), [
+                        "From %s (`%s`), the passage that governs this place:" % (
+                            _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))]
                     + [("> " + line).rstrip() for line in excerpt.split("\n")]))
                 docs.remove(doc)
                 break
-        for doc in docs:
-            items.append(("document", "doc:" + doc["uri"], "%s (`%s`)" % (
-                _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))))
-        if not value["documents"] and not any(rule["why"] in ("named", "relevant")
-                                              for rule in value["rules"]):
-            items.append(("none", "none:" + value["directory"], [
+        documents += [(("doc:" + doc["uri"],), "%s (`%s`)" % (
+            _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))) for doc in docs]
+        if not value["documents"] and not chosen:
+            passages.append((("none:" + value["directory"],), [
                 "No context document governs `%s` and no rule names it: only the rules in "
                 "force everywhere apply (listed at session start; majordomus_list kind=rule)."
                 % _one_line(value["directory"], BRIEF_NAME)]))
     room = _HookText(budget, given)
-    fresh, seen = [], set()
-    for kind, key, lines in items:
-        if key not in seen:
-            seen.add(key)
-            if room.new(key):
-                fresh.append((kind, key, lines))
-    if not fresh and not warnings:
+    seen = set()
+
+    def fresh(items):
+        out = []
+        for keys, lines in items:
+            if keys[0] not in seen:
+                seen.add(keys[0])
+                if room.new(keys[0]):
+                    out.append((keys, lines))
+        return out
+    firsts, rules, passages = fresh(firsts), fresh(rules), fresh(passages)
+    quoted = {key for keys, _ in passages for key in keys[1:]}
+    documents = [(keys, text) for keys, text in fresh(documents) if keys[0] not in quoted]
+    if not (firsts or rules or passages or documents or warnings):
         return "", "already given in this session: %s" % _one_line(", ".join(targets),
                                                                     BRIEF_NAME)
-    for kind, key, lines in fresh:
-        if kind == "first":
-            room.take(lines, key)
+    for keys, lines in firsts:
+        room.take(lines, keys)
     shown = ", ".join("`%s`" % _one_line(t, BRIEF_NAME) for t, _ in briefs)
     room.take(["majordomus brief for %s, compact (the whole brief: majordomus_brief)%s:" % (
         shown, "; %d item(s) given earlier in this session are not repeated" % room.known
         if room.known else "")])
     for line in warnings:
         room.take([line])
+    left = len(rules) + len(passages) + len(documents)
     reserve = _cost(["\u2026 %d more in the whole brief: majordomus_brief %s" % (
-        len(fresh), _one_line(briefs[0][0], BRIEF_NAME))])
-    documents = [(key, lines) for kind, key, lines in fresh if kind == "document"]
-    for kind, key, lines in fresh:
-        if kind in ("rule", "passage", "none"):
-            room.take(lines, key, reserve)
+        left, _one_line(briefs[0][0], BRIEF_NAME))])
+    for keys, lines in rules + passages:
+        room.take(lines, keys, reserve)
     if documents:
         line = "Also governing: " + ", ".join(text for _, text in documents)
-        if room.take([_one_line(line, HOOK_LINE)], None, reserve):
-            room.keys += [key for key, _ in documents]
+        if room.take([_one_line(line, HOOK_LINE)], (), reserve):
+            room.keys += [keys[0] for keys, _ in documents]
     if room.left:
         room.take(["\u2026 %d more in the whole brief: majordomus_brief %s" % (
             room.left, _one_line(briefs[0][0], BRIEF_NAME))])
@@ -6760,7 +6764,7 @@ def hook_start(gen, host, ancestors, given, budget):
                  "their passages, within a budget.")
     room = _HookText((min(budget[0], HOOK_START_LINES), budget[1]), given)
     for line in lines:
-        room.take([line], None)
+        room.take([line])
     room.keys.append("start")
     return room.text(), None
 
@@ -6817,7 +6821,7 @@ def hook_prompt(gen, prompt, given, budget):
     room.take(["majordomus: what the layer says about this request (before you change a "
                "file, majordomus_brief gives its whole brief):"])
     for _, key, lines in fresh:
-        room.take(lines, key)
+        room.take(lines, (key,))
     return room.text(), None
 
 

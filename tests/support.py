@@ -85,10 +85,12 @@ TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_affecte
          "majordomus_repository"]
 # The resources of the builtin queries, first in resources/list (§9.3, §27), in that order.
 QUERY_URIS = ["majordomus://peers", "majordomus://repository"]
-# Builtin capabilities (§7.2, §20, §26, §27, §31, §33): each has an MCP tool but three of
-# §33's (context.list, context.validate and context.sync: majordomus_affected is their tool)
-# and §31's peers.tell (what one checkout's server sends another's); two are commands.
-WITHOUT_TOOL = ["context.list", "context.sync", "context.validate", "peers.tell"]
+# Builtin capabilities (§7.2, §20, §26, §27, §30, §31, §33): each has an MCP tool but three
+# of §33's (context.list, context.validate and context.sync: majordomus_affected is their
+# tool), §31's peers.tell (what one checkout's server sends another's) and §30's hook.deliver
+# (what a client's hook command asks); three are commands.
+WITHOUT_TOOL = ["context.list", "context.sync", "context.validate", "hook.deliver",
+                "peers.tell"]
 BUILTINS = len(TOOLS) + len(WITHOUT_TOOL)
 
 

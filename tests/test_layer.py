@@ -972,7 +972,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 26 (17 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 27 (18 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -1031,13 +1031,13 @@ class InspectSkeletonTests(LayerCase):
                                               "by_stability", "mcp_tools", "mcp_resources",
                                               "http_routes", "cli_commands"])
                 self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]),
-                                 (26, 17, 9))
+                                 (27, 18, 9))
                 self.assertEqual(caps["by_kind"].get("query"), 15)
                 self.assertEqual(caps["by_kind"].get("resource"), 9)
-                self.assertEqual(caps["by_kind"].get("command", 0), 2)     # §27, §31
-                self.assertEqual(sum(caps["by_stability"].values()), 26)
+                self.assertEqual(caps["by_kind"].get("command", 0), 3)     # §27, §30, §31
+                self.assertEqual(sum(caps["by_stability"].values()), 27)
                 self.assertEqual((caps["mcp_tools"], caps["mcp_resources"],
-                                  caps["http_routes"], caps["cli_commands"]), (13, 11, 17, 12))
+                                  caps["http_routes"], caps["cli_commands"]), (13, 11, 18, 13))
                 self.assertEqual([x["uri"] for x in doc["resources"]],
                                  support.QUERY_URIS + SKELETON_URIS)
                 self.assertEqual([t["name"] for t in doc["tools"]], TOOLS)
@@ -1092,7 +1092,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 27 (17 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 28 (18 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):
