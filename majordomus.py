@@ -6305,6 +6305,7 @@ HOOK_SESSIONS = 512                 # sessions an owner remembers at most
 HOOK_FORGET = ("clear", "compact")  # a start after which the model has lost its context
 HOOK_LINE = 1000                    # characters of an orientation's line at most
 PATCH = "patch"                     # a tool whose paths are inside its patch text
+HOOK_ROUTE = "/api/v1/hook"         # hook.deliver's HTTP route (a hook asks an owner there)
 
 # The events each client runs the hook for: edit (before a tool writes files; Gemini CLI's
 # AfterTool too, whose context is what it lets a hook add about a write), start, prompt.
@@ -7289,7 +7290,7 @@ BUILTINS = (
      "session starts and on a prompt: the compact brief of the edited paths, an orientation, "
      "the rules a prompt is about; each said once per session; with guard, an edit of a path "
      "another session claims is refused. The CLI reads the client's JSON on stdin.",
-     "HookInput", "HookAnswer", None, None, "/api/v1/hook", ["hook"], 0, "command"),
+     "HookInput", "HookAnswer", None, None, HOOK_ROUTE, ["hook"], 0, "command"),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
      "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
@@ -13890,12 +13891,11 @@ def hook_from_owner(fields, arguments):
     token), by its HTTP route; (the HookAnswer, None), or (None, the owner's refusal) for
     an answer that refuses the input; OSError when the owner does not answer in time (or
     answers otherwise): the hook then reads the layer itself."""
-    route = next(entry[7] for entry in BUILTINS if entry[0] == "hook.deliver")
     body = json_compact(arguments).encode("utf-8")
     status, _, data = http_exchange(
         fields["url"], "POST %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nContent-Type: "
         "application/json\r\nContent-Length: %d\r\nConnection: close" % (
-            route, fields["token"], len(body)), body, timeout=HOOK_ASK_SECONDS)
+            HOOK_ROUTE, fields["token"], len(body)), body, timeout=HOOK_ASK_SECONDS)
     if status == 200:
         try:
             value = json_loads(data.decode("utf-8"))
@@ -14834,6 +14834,9 @@ def run_peers(options):
 
 
 HOOK_SECONDS = 2.0        # a hook that has not answered by then adds nothing (§30)
+# What the archive's door (hook_door) read before it handed a hook over to the module loaded
+# whole: (the input's bytes, the lock its watchdog honours); set by the entry point.
+HOOK_LEFT = None
 
 
 def run_hook(options):
@@ -14843,22 +14846,21 @@ def run_hook(options):
     the client's shape once. Never in the way: whatever fails (no layer, a broken one, bad
     input, HOOK_SECONDS passed), the exit is 0, nothing is printed on stdout and one line
     says why on stderr; only the guard (--guard, §31) ever refuses a tool.
-    `--print-config CLIENT` prints that client's configuration instead."""
-    global _log_level
+    `--print-config CLIENT` prints that client's configuration instead. From the archive,
+    hook_door answered first when an owner is live, and hands over what it read when not."""
     client = options.get("--print-config")
     if client is not None:
         write_stdout(json_pretty(hook_config(client, "--guard" in options.flags)) + "\n")
         return EXIT_OK
-    if not os.environ.get("MAJORDOMUS_LOG", "").strip():
-        _log_level = 0                  # the one line below is all a hook says on stderr
-    import _thread
-    writing = _thread.allocate_lock()
-    _hook_watchdog(writing)
-    text = ""
+    data, writing = HOOK_LEFT if HOOK_LEFT is not None else (None, _hook_quiet())
+    answer, why = None, None
     try:
-        answer = _hook_answer(options)
-        text = hook_output(answer)
-        why = answer.get("note") or "nothing to add"
+        prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
+                                 else data)
+        if data is None:
+            answer = _hook_warm(prepared)
+        if answer is None:
+            answer = _hook_cold(prepared)
     except Fatal as exc:
         why = exc.message
     except CapabilityError as exc:
@@ -14866,12 +14868,64 @@ def run_hook(options):
     except Exception as exc:  # a defect: one line, never a traceback, never in the way
         log(DEBUG, "the hook failed", traceback=_traceback_text())
         why = "internal error: %s: %s" % (type(exc).__name__, exc)
-    writing.acquire()           # the watchdog says nothing once this is written
+    _hook_say(writing, answer, why)
+    return EXIT_OK
+
+
+def hook_door(args):
+    """§30's warm path, before the module is loaded whole: the archive's entry point runs
+    this function alone (build_zipapp.py compiles it with only what it uses: parsing the
+    command line, the root, the lease, one request to the owner, the output), since
+    loading the module costs a hook more than its answer. For `hook` with a live owner for
+    its root: the answer printed (or why there is none), and the exit code; None for any
+    other command line (the module does it all); else (the input read, the watchdog's lock)
+    for the module's run_hook to answer from an index of its own (HOOK_LEFT)."""
+    try:
+        options, _ = parse_args(args)
+    except UsageError:
+        return None
+    if options is None or options.command != "hook" or options.get("--print-config"):
+        return None
+    writing = _hook_quiet()
+    data = b""
+    answer, why = None, None
+    try:
+        data = _read_input(HOOK_INPUT + 1)
+        answer = _hook_warm(_hook_prepare(options, data))
+        if answer is None:
+            return data, writing
+    except Fatal as exc:
+        why = exc.message
+    except Exception:  # the module says it (once more, on an index of its own)
+        return data, writing
+    _hook_say(writing, answer, why)
+    return EXIT_OK
+
+
+def _hook_quiet():
+    """A hook's start: its log at `off` unless MAJORDOMUS_LOG asks (its one line is all it
+    says on stderr), and its watchdog; the lock the answer is written under."""
+    global _log_level
+    if not os.environ.get("MAJORDOMUS_LOG", "").strip():
+        _log_level = 0
+    import _thread
+    writing = _thread.allocate_lock()
+    _hook_watchdog(writing)
+    return writing
+
+
+def _hook_say(writing, answer, why):
+    """Print the answer in its client's shape, or one line why there is none; once (the
+    watchdog says nothing once this is written)."""
+    text = ""
+    if answer is not None:
+        text = hook_output(answer)
+        why = answer.get("note") or "nothing to add"
+    writing.acquire()
     if text:
         write_stdout(text)
     else:
         write_stderr("majordomus hook: %s\n" % " ".join(str(why).split()))
-    return EXIT_OK
 
 
 def _hook_watchdog(writing):
@@ -14887,10 +14941,16 @@ def _hook_watchdog(writing):
     _thread.start_new_thread(fire, ())
 
 
-def _hook_answer(options):
-    """The HookAnswer of the JSON on stdin: from the live owner of the root when there is
-    one, else from an index of this process's own; Fatal for what stops a hook early."""
-    data = _read_input(HOOK_INPUT + 1)
+class _HookCall:
+    """A hook's input, checked, with its root and what hook.deliver is asked; the lease
+    directory and the live owner's lease (None: none live)."""
+
+    __slots__ = ("root", "arguments", "folder", "why", "fields")
+
+
+def _hook_prepare(options, data):
+    """What a hook asks, from its command line and its input; Fatal for what stops it
+    early (empty, over the bound, not UTF-8, no layer)."""
     if not data.strip():
         raise Fatal(EXIT_OK, "the hook's input is empty (the client's JSON was expected)")
     if len(data) > HOOK_INPUT:
@@ -14899,8 +14959,9 @@ def _hook_answer(options):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Fatal(EXIT_OK, "the hook's input is not UTF-8")
-    root = find_root(options.get("--repo", "."))
-    arguments = {"input": text}
+    call = _HookCall()
+    call.root = find_root(options.get("--repo", "."))
+    call.arguments = arguments = {"input": text}
     if options.get("--client") is not None:
         arguments["client"] = options.get("--client")
     for key in ("budget_lines", "budget_chars"):
@@ -14910,25 +14971,38 @@ def _hook_answer(options):
         arguments["guard"] = True
     if '"tool_input"' in text or '"SessionStart"' in text:
         arguments["ancestors"] = ancestor_pids()     # whose claims are the hook's own
-    folder, why = open_lease_folder()
-    fields = live_lease(folder, root) if folder is not None else None
-    if fields is not None:
-        try:
-            answer, refusal = hook_from_owner(fields, arguments)
-        except OSError as exc:
-            log(DEBUG, "the shared server did not answer the hook; reading the layer here",
-                pid=fields["pid"], reason=_os_reason(exc))
-        else:
-            log(DEBUG, "the hook was answered by the shared server; no index built here",
-                pid=fields["pid"], url=fields["url"])
-            if refusal is not None:
-                raise Fatal(EXIT_OK, refusal)
-            return answer
-    gen = read_generation(root, "vcs", Counters())[0]
-    gen.hooks = ColdHooks(folder, gen)
+    call.folder, call.why = open_lease_folder()
+    call.fields = live_lease(call.folder, call.root) if call.folder is not None else None
+    return call
+
+
+def _hook_warm(call):
+    """The HookAnswer of the live owner of the call's root (None: no owner, or one that did
+    not answer: the hook then reads the layer itself); Fatal for its refusal."""
+    fields = call.fields
+    if fields is None:
+        return None
+    try:
+        answer, refusal = hook_from_owner(fields, call.arguments)
+    except OSError as exc:
+        log(DEBUG, "the shared server did not answer the hook; reading the layer here",
+            pid=fields["pid"], reason=_os_reason(exc))
+        return None
+    log(DEBUG, "the hook was answered by the shared server; no index built here",
+        pid=fields["pid"], url=fields["url"])
+    if refusal is not None:
+        raise Fatal(EXIT_OK, refusal)
+    return answer
+
+
+def _hook_cold(call):
+    """The HookAnswer from an index of this process's own, with a file's memory."""
+    gen = read_generation(call.root, "vcs", Counters())[0]
+    gen.hooks = ColdHooks(call.folder, gen)
     log(DEBUG, "the hook was answered by an index of its own", objects=len(gen.index.objects),
-        memory="a file in %s" % folder.path if folder is not None else "none (%s)" % why)
-    return gen.execute("hook.deliver", arguments)
+        memory="a file in %s" % call.folder.path if call.folder is not None
+        else "none (%s)" % call.why)
+    return gen.execute("hook.deliver", call.arguments)
 
 
 def _read_input(most):

@@ -329,13 +329,13 @@ MODULE_SECONDS = {"test_hostile": 45, "test_live": 32, "test_http_deadline": 30,
                   "test_mcp_http": 8, "test_oracle": 7, "test_mcp_modern": 7, "test_mcp": 6,
                   "test_paging": 6, "test_prompts": 6, "test_one_answer": 6, "test_http": 5,
                   "test_kinds": 3, "test_context": 12, "test_search": 10, "test_lean": 4, "test_markdown": 8,
-                  "test_shared": 12, "test_context_sync": 6}
+                  "test_shared": 12, "test_context_sync": 6, "test_hook": 12}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
 VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
                 "test_http.HttpRoutesTest.test_openapi", "venv_browser_selftest", "venv_ui_test",
-                "venv_pages_test"]
+                "venv_pages_test", "venv_hook_test"]
 
 
 def shards():

@@ -460,6 +460,18 @@ class WarmTest(SharedHookCase):
         p = self.hook(edit(self.repo, NEW_RULE, "after"), env={"MAJORDOMUS_LOG": "debug"})
         self.assertIn("the hook was answered by an index of its own", p.stderr.decode())
 
+    def test_the_module_asks_the_owner_too(self):
+        """From the checkout (no door: the module loaded whole) the same answer, from the
+        owner as well."""
+        self.owner()
+        answers = []
+        for via in ("pyz", "py"):
+            p = self.hook(edit(self.repo, NEW_RULE, "both-" + via), via=via,
+                          env={"MAJORDOMUS_LOG": "debug"})
+            self.assertIn("answered by the shared server", p.stderr.decode(), via)
+            answers.append(json.loads(p.stdout.decode("utf-8")))
+        self.assertEqual(answers[0], answers[1])
+
     def test_the_orientation_names_the_other_sessions(self):
         self.owner("alpha-agent", wrapped=True)
         bridge = self.spawn("beta-agent")
@@ -518,6 +530,51 @@ class GuardTest(SharedHookCase):
         self.tool(other, "majordomus_announce", {"intent": "done", "scope": [], "claim": False})
         self.assertNotIn("permissionDecision", self.answer(self.hook(
             edit(self.repo, "src/governed/existing.py", "g5"), "--guard"))["hookSpecificOutput"])
+
+
+@unittest.skipIf(os.name == "nt", "POSIX process tree")
+class DoorTest(SharedHookCase):
+    """The archive's door (build_zipapp.py): the module's hook_door and only what it uses,
+    compiled alone, each function the module's own."""
+
+    @classmethod
+    def setUpClass(cls):
+        import marshal
+        import zipfile
+        with zipfile.ZipFile(support.PYZ) as archive:
+            cls.door = archive.read("majordomus-hook.pyc")
+            cls.module = archive.read("majordomus.pyc")
+        cls.door_code = marshal.loads(cls.door[16:])
+        cls.module_code = marshal.loads(cls.module[16:])
+
+    @staticmethod
+    def functions(code):
+        return {c.co_name: c for c in code.co_consts if hasattr(c, "co_code")}
+
+    def test_a_subset_of_the_module(self):
+        door, module = self.functions(self.door_code), self.functions(self.module_code)
+        self.assertIn("hook_door", door)
+        for name in ("build_index", "Registry", "brief", "hook_deliver", "Live", "run_hook"):
+            self.assertNotIn(name, door)
+        for name, code in door.items():
+            with self.subTest(function=name):
+                self.assertEqual((code.co_code, code.co_firstlineno, code.co_names),
+                                 (module[name].co_code, module[name].co_firstlineno,
+                                  module[name].co_names))
+        self.assertLess(len(self.door), len(self.module) // 8)
+
+    def test_a_warm_hook_imports_little(self):
+        """Through the door, with an owner live: neither `re` nor `json` nor `hashlib`."""
+        self.owner()
+        p = subprocess.run([support.PYTHON, "-S", "-X", "importtime", support.PYZ, "hook"],
+                           cwd=self.repo, input=json.dumps(edit(self.repo, NEW_RULE)).encode(
+                               "utf-8"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=30, env=support.base_env(self.env))
+        self.assertIn(b"hookSpecificOutput", p.stdout, p.stderr[-2000:])
+        imported = {line.rsplit("|", 1)[1].strip() for line in
+                    p.stderr.decode("utf-8").splitlines() if line.startswith("import time:")}
+        self.assertEqual(sorted({"re", "json", "hashlib", "socket", "threading"} & imported),
+                         [])
 
 
 class PrintConfigTest(HookCase):
