@@ -14852,7 +14852,11 @@ def run_hook(options):
     if client is not None:
         write_stdout(json_pretty(hook_config(client, "--guard" in options.flags)) + "\n")
         return EXIT_OK
-    data, writing = HOOK_LEFT if HOOK_LEFT is not None else (None, _hook_quiet())
+    if HOOK_LEFT is not None:
+        data, writing = HOOK_LEFT
+        _hook_log_off()
+    else:
+        data, writing = None, _hook_quiet()
     answer, why = None, None
     try:
         prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
@@ -14882,7 +14886,7 @@ def hook_door(args):
     for the module's run_hook to answer from an index of its own (HOOK_LEFT)."""
     try:
         options, _ = parse_args(args)
-    except UsageError:
+    except Exception:  # a usage error, a number over its bound: the module says it
         return None
     if options is None or options.command != "hook" or options.get("--print-config"):
         return None
@@ -14903,15 +14907,20 @@ def hook_door(args):
 
 
 def _hook_quiet():
-    """A hook's start: its log at `off` unless MAJORDOMUS_LOG asks (its one line is all it
-    says on stderr), and its watchdog; the lock the answer is written under."""
-    global _log_level
-    if not os.environ.get("MAJORDOMUS_LOG", "").strip():
-        _log_level = 0
+    """A hook's start: its log off, and its watchdog; the lock the answer is written
+    under."""
+    _hook_log_off()
     import _thread
     writing = _thread.allocate_lock()
     _hook_watchdog(writing)
     return writing
+
+
+def _hook_log_off():
+    """A hook logs nothing unless MAJORDOMUS_LOG asks: its one line is all it says."""
+    global _log_level
+    if not os.environ.get("MAJORDOMUS_LOG", "").strip():
+        _log_level = 0
 
 
 def _hook_say(writing, answer, why):
