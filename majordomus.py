@@ -15044,27 +15044,22 @@ def hook_config(client, guard=False):
     """§30: the hooks a client's settings need to run `majordomus hook` (the JSON to merge
     into Claude Code's .claude/settings.json, Codex's .codex/hooks.json, Gemini CLI's
     .gemini/settings.json; the same at user level under the home folder): the session's
-    start, each prompt, and the tools that write files; with `guard`, the command refuses
-    an edit of a path another session claims."""
-    archive = running_archive() or os.path.abspath(__file__)
-    command = hook_command(archive, client, guard)
+    start, each prompt, and the tools that write files (Gemini CLI: after them, where its
+    hooks can add words for the model); with `guard`, the command refuses an edit of a path
+    another session claims (Gemini CLI: before it, too)."""
+    command = hook_command(running_archive() or os.path.abspath(__file__), client, guard)
     if client == "gemini":
-        def hooks(matcher=None):
-            group = {"hooks": [{"name": "majordomus", "type": "command", "command": command,
-                                "timeout": 5000}]}
-            return [dict({"matcher": matcher}, **group) if matcher else group]
-        events = {"SessionStart": hooks(), "BeforeAgent": hooks(),
-                  "AfterTool": hooks("write_file|replace")}
-        if guard:
-            events["BeforeTool"] = hooks("write_file|replace")
-        return {"hooks": events}
-    writers = "Edit|Write|MultiEdit|NotebookEdit" if client == "claude-code" else "apply_patch"
-
-    def hooks(matcher=None):
-        group = {"hooks": [{"type": "command", "command": command, "timeout": 5}]}
-        return [dict({"matcher": matcher}, **group) if matcher else group]
-    return {"hooks": {"SessionStart": hooks(), "UserPromptSubmit": hooks(),
-                      "PreToolUse": hooks(writers)}}
+        hook = {"name": "majordomus", "type": "command", "command": command, "timeout": 5000}
+        events = [("SessionStart", None), ("BeforeAgent", None),
+                  ("AfterTool", "write_file|replace")] + (
+            [("BeforeTool", "write_file|replace")] if guard else [])
+    else:
+        hook = {"type": "command", "command": command, "timeout": 5}     # seconds
+        events = [("SessionStart", None), ("UserPromptSubmit", None), (
+            "PreToolUse", "Edit|Write|MultiEdit|NotebookEdit" if client == "claude-code"
+            else "apply_patch")]
+    return {"hooks": {event: [dict({"matcher": matcher} if matcher else {},
+                                   hooks=[dict(hook)])] for event, matcher in events}}
 
 
 def running_archive():

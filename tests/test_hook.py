@@ -31,7 +31,6 @@ import ntpath
 import os
 import shlex
 import subprocess
-import sys
 import time
 import unittest
 
