@@ -6756,8 +6756,8 @@ def hook_start(gen, host, ancestors, given, budget):
             else "", ": %s %s" % ("claims" if peer.get("claim") else "announced",
                                   _one_line(", ".join(peer["scope"]), BRIEF_NAME))
             if peer.get("scope") else "") for peer, own in present if not own]
-        lines.append(_hook_list("Other sessions here (%d): " % len(others), others,
-                                " \u2026 (%d more: majordomus_peers)") if others else
+        lines.append(_hook_list("Other sessions in this repository (%d): " % len(others),
+                                others, " \u2026 (%d more: majordomus_peers)") if others else
                      "No other session shares this repository's server now "
                      "(majordomus_peers lists them as they come).")
     lines.append("Before you create or change a file, call majordomus_brief with its path and "
@@ -13865,18 +13865,29 @@ class _Holding:
 
 class ColdHooks(HookHost):
     """What a one-shot hook lends hook.deliver where no owner is live for its root (§30):
-    a file's memory in the lease directory; the claims of the repository's other
-    checkouts, read from their servers (§31: none can be held here, where no server runs);
-    no sessions here to name."""
+    a file's memory in the lease directory; the sessions and claims of the repository's
+    other checkouts, read from their servers (§31: none can be here, where no server
+    runs)."""
 
     def __init__(self, folder, gen):
         HookHost.__init__(self, FileMemory(folder, gen.root) if folder is not None else None)
         self.folder, self.gen = folder, gen
 
-    def claims(self, targets):
+    def afar(self):
+        """[Afar] of the other checkouts' boards (none without a lease directory or git)."""
         if self.folder is None or self.gen.dirs is None:
             return []
-        afar = Neighbourhood(_Holding(self.gen), self.folder).boards()[0]
+        return Neighbourhood(_Holding(self.gen), self.folder).boards()[0]
+
+    def peers(self, ancestors):
+        """The sessions of the other checkouts (none can be here, where no server runs;
+        None when there are none either)."""
+        return [(other.view, False) for other in self.afar()] or None
+
+    def claims(self, targets):
+        afar = self.afar()
+        if not afar:
+            return []
         mine = ScopeIndex()
         mine.add(None, targets)
         found = [{"id": other.id, "client": other.client, "branch": other.branch,

@@ -3140,35 +3140,6 @@ SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "pag
             "paging", "http", "fuzz", "shared", "sync", "hook", "live")
 
 
-# The brief's quality set measured in its compact form (SPEC §30) beside its whole one: the
-# script section_hook runs in a child (argv: the checkout, the repository).
-HOOK_SIZES = r"""
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import majordomus as m
-with open(os.path.join(sys.argv[1], "tests", "brief_cases.json"), encoding="utf-8") as f:
-    cases = json.load(f)["cases"]
-gen = m.first_generation(sys.argv[2], "vcs", m.Counters())[0]
-rows = []
-for case in cases:
-    arguments = {"path": case["path"]}
-    if case.get("intent"):
-        arguments["intent"] = case["intent"]
-    full = m.brief_text(gen.execute("context.brief", arguments))
-    compact = m.hook_brief(gen, [m.target_path(gen.root, case["path"], True)], {},
-                           (m.HOOK_LINES, m.HOOK_CHARS))[0]
-    seen = sum(1 for uri in case["must_see"] if uri in compact)
-    rows.append((len(full), full.count("\n"), len(compact), compact.count("\n"),
-                 seen / len(case["must_see"])))
-n = len(rows)
-print(json.dumps({"cases": n, "full_chars": sum(r[0] for r in rows) / n,
-                  "full_lines": sum(r[1] for r in rows) / n,
-                  "compact_chars": sum(r[2] for r in rows) / n,
-                  "compact_lines": sum(r[3] for r in rows) / n,
-                  "compact_recall": sum(r[4] for r in rows) / n}))
-"""
-
-
 def section_hook(table, real, runs):
     """SPEC §30, `majordomus hook` on real-latest, as a client runs it (`python3 -S
     archive hook`, its JSON on stdin: a Claude Code Edit of a new file in a governed folder,
@@ -3265,11 +3236,38 @@ def section_hook(table, real, runs):
     if missing:
         table.na(names[2], missing)
         return
+    # the brief quality set's briefs, compact and whole, in a child (argv: the checkout,
+    # the repository): mean characters and lines of each, and what the compact one shows
+    sizes_script = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import majordomus as m
+with open(os.path.join(sys.argv[1], "tests", "brief_cases.json"), encoding="utf-8") as f:
+    cases = json.load(f)["cases"]
+gen = m.first_generation(sys.argv[2], "vcs", m.Counters())[0]
+rows = []
+for case in cases:
+    arguments = {"path": case["path"]}
+    if case.get("intent"):
+        arguments["intent"] = case["intent"]
+    full = m.brief_text(gen.execute("context.brief", arguments))
+    compact = m.hook_brief(gen, [m.target_path(gen.root, case["path"], True)], {},
+                           (m.HOOK_LINES, m.HOOK_CHARS))[0]
+    seen = sum(1 for uri in case["must_see"] if uri in compact)
+    rows.append((len(full), full.count("\n"), len(compact), compact.count("\n"),
+                 seen / len(case["must_see"])))
+n = len(rows)
+print(json.dumps({"cases": n, "full_chars": sum(r[0] for r in rows) / n,
+                  "full_lines": sum(r[1] for r in rows) / n,
+                  "compact_chars": sum(r[2] for r in rows) / n,
+                  "compact_lines": sum(r[3] for r in rows) / n,
+                  "compact_recall": sum(r[4] for r in rows) / n}))
+"""
     try:
         from search_quality import corpus_repo
         scratch = tempfile.mkdtemp(prefix="mj-hook-sizes-")
         try:
-            p = subprocess.run([PYTHON, "-c", HOOK_SIZES, ROOT, corpus_repo(scratch)],
+            p = subprocess.run([PYTHON, "-c", sizes_script, ROOT, corpus_repo(scratch)],
                                env=child_env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=SPAWN_TIMEOUT * 3)
         finally:

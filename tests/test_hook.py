@@ -120,7 +120,8 @@ class EventsTest(HookCase):
           "From [Context ai.repo.rules.project](%sai.repo.rules.project)" % CONTEXT,
           CONTEXT + "ai.repo.rules)", CONTEXT + "ai.repo)", CONTEXT + "ai.layer)"]),
         ("claude-code", "pre-tool-use-write", "PreToolUse",
-         ["`AGENTS.md`: generated from .ai/repo/policy.yaml (stamp policy ", CONTEXT + "ai.layer"]),
+         ["`AGENTS.md`: generated from .ai/repo/policy.yaml (stamp policy ",
+          CONTEXT + "ai.layer"]),
         ("claude-code", "pre-tool-use-multiedit", "PreToolUse",
          ["`src/governed/existing.py`", RULE + "project.alpha@2", RULE + "project.delta@1",
           "From [Context ai.repo.rules](%sai.repo.rules)" % CONTEXT, CONTEXT + "ai.layer"]),
@@ -478,7 +479,8 @@ class WarmTest(SharedHookCase):
         self.tool(bridge, "majordomus_announce", {"intent": "tidy", "scope": ["docs"]})
         text = self.context(self.hook(fixture("claude-code", "session-start", self.repo)),
                             "SessionStart")
-        self.assertIn("Other sessions here (1): p1 (alpha-agent) on branch main", text)
+        self.assertIn("Other sessions in this repository (1): p1 (alpha-agent) on branch "
+                      "main", text)
         self.assertNotIn("beta-agent", text)        # the hook's own client's session
 
 
@@ -578,6 +580,35 @@ class DoorTest(SharedHookCase):
                     p.stderr.decode("utf-8").splitlines() if line.startswith("import time:")}
         self.assertEqual(sorted({"re", "json", "hashlib", "socket", "threading"} & imported),
                          [])
+
+
+@unittest.skipIf(os.name == "nt", "POSIX process tree")
+class WorktreeGuardTest(SharedHookCase):
+    """§31: a claim in another checkout of the repository, whose server runs, refuses an
+    edit here, where none runs (the hook reads the layer itself and asks that server)."""
+
+    def test_a_claim_in_another_checkout(self):
+        other = os.path.join(os.path.dirname(self.repo), "feature-checkout")
+        support.git(self.repo, "worktree", "add", "-q", "-b", "feature", other)
+        other = os.path.realpath(other)
+        session = Wrapped(other, env=self.env)
+        self.addCleanup(session.kill)
+        self.initialized(session, "far-agent")
+        wait_for(lambda: "sharing this repository's server" in session.stderr(),
+                 what="the other checkout's owner")
+        self.tool(session, "majordomus_announce", {"intent": "rework", "claim": True,
+                                                   "scope": ["src/governed"]})
+        p = self.hook(edit(self.repo, "src/governed/existing.py", "far"), "--guard",
+                      env={"MAJORDOMUS_LOG": "debug"})
+        self.assertIn("an index of its own", p.stderr.decode())
+        value = json.loads(p.stdout.decode("utf-8"))
+        reason = value["hookSpecificOutput"]["permissionDecisionReason"]
+        self.assertIn("src/governed is claimed by p1@", reason)
+        self.assertIn("(far-agent) on branch feature in %s" % other, reason)
+        start = self.context(self.hook(fixture("claude-code", "session-start", self.repo,
+                                               "far")), "SessionStart")
+        self.assertIn("Other sessions in this repository (1): p1@", start)
+        self.assertIn("(far-agent) on branch feature: claims src/governed", start)
 
 
 class PrintConfigTest(HookCase):
