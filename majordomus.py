@@ -13771,6 +13771,7 @@ class _ClaimsLock:
 
 HOOK_MEMORY_DAYS = 7      # a session's memory file unused this long is removed
 HOOK_ASK_SECONDS = 1.5    # what a hook waits for a live owner's answer at most
+HOOK_MEMORY_WAIT = 1.0    # what a hook waits for another hook of its session at most
 
 
 class FileMemory:
@@ -13806,7 +13807,7 @@ class _MemoryFile:
             info = os.fstat(handle)
             if unsafe_lease(info, folder.where(self.name)) is not None:
                 raise OSError("not a memory file of this user's")
-            deadline = time.monotonic() + 0.5
+            deadline = time.monotonic() + HOOK_MEMORY_WAIT
             while not lock_lease(handle) and time.monotonic() < deadline:
                 time.sleep(0.005)
             os.lseek(handle, 0, os.SEEK_SET)
@@ -14961,7 +14962,7 @@ def _hook_watchdog(writing):
     _thread.start_new_thread(fire, ())
 
 
-class _HookCall:
+class _HookAsk:
     """A hook's input, checked, with its root and what hook.deliver is asked; the lease
     directory and the live owner's lease (None: none live)."""
 
@@ -14979,7 +14980,7 @@ def _hook_prepare(options, data):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Fatal(EXIT_OK, "the hook's input is not UTF-8")
-    call = _HookCall()
+    call = _HookAsk()
     call.root = find_root(options.get("--repo", "."))
     call.arguments = arguments = {"input": text}
     if options.get("--client") is not None:
