@@ -33,19 +33,42 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The entry point runs the archive's pyc itself when it is this interpreter's bytecode:
 # through zipimport the module's code would be read, inflated and unmarshalled twice (its
 # spec asks for the file name, which loads the code), a tenth of a small session's start.
+#
+# A `hook` (SPEC §30) first runs the door, majordomus-hook.pyc: the module's hook_door and
+# only what it uses (door()), compiled alone. With an owner live for its root it asks the
+# owner and answers, having loaded a tenth of the module; else it hands what it read over to
+# the module loaded whole (HOOK_LEFT).
 MAIN = b"""import sys
 import _frozen_importlib_external as _bootstrap
 
 
+def _entry(name):
+    loader = __loader__
+    try:
+        data = loader.get_data(loader.archive + "/" + loader.prefix + name)
+    except OSError:
+        return None
+    return data if data[:4] == _bootstrap.MAGIC_NUMBER else None
+
+
+def _door():
+    if sys.argv[1:2] != ["hook"]:
+        return None
+    data = _entry("majordomus-hook.pyc")
+    if data is None:
+        return None
+    import marshal
+    space = {"__name__": "majordomus", "__builtins__": __builtins__}
+    exec(marshal.loads(memoryview(data)[16:]), space)
+    return space["hook_door"](sys.argv[1:])
+
+
 def _load():
     loader = __loader__
-    name = loader.archive + "/" + loader.prefix + "majordomus.pyc"
-    try:
-        data = loader.get_data(name)
-    except OSError:
-        data = b""
-    if data[:4] != _bootstrap.MAGIC_NUMBER:
+    data = _entry("majordomus.pyc")
+    if data is None:
         import majordomus
+        majordomus.HOOK_LEFT = _LEFT
         return majordomus
     import marshal
     module = type(sys)("majordomus")
@@ -53,9 +76,13 @@ def _load():
     module.__loader__ = loader
     sys.modules["majordomus"] = module
     exec(marshal.loads(memoryview(data)[16:]), module.__dict__)
+    module.HOOK_LEFT = _LEFT
     return module
 
 
+_LEFT = _door()
+if type(_LEFT) is int:
+    sys.exit(_LEFT)
 sys.exit(_load().main())
 """
 STAMP = (1980, 1, 1, 0, 0, 0)
@@ -91,6 +118,7 @@ def entries():
     with open(os.path.join(HERE, "majordomus.py"), "rb") as handle:
         found["majordomus.py"] = source = handle.read()
     found["majordomus.pyc"] = bytecode(source)
+    found["majordomus-hook.pyc"] = child("--door", source)
     found["share/shipped.marshal"] = child("--shipped", b"")
     for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",)),
                              ("share/ui", (".css", ".js"))):
@@ -140,6 +168,80 @@ def compiled(source):
     del held
     return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
             + importlib.util.source_hash(source) + data)
+
+
+DOOR = "hook_door"     # the function the archive's entry point runs first for `hook`
+
+
+def door(source):
+    """The pyc of the hook's door: the module's top-level definitions DOOR uses, directly
+    or through one another (functions, classes, the names they read, the imports), in the
+    module's order, compiled as one module with the module's line numbers. A subset of
+    majordomus.py, never code of its own: run as the module would run them."""
+    import ast
+    tree = ast.parse(source)
+    defined = {}
+    for node in tree.body:
+        for name in top_names(node):
+            defined.setdefault(name, []).append(node)
+    wanted, queue = set(), [DOOR]
+    while queue:
+        name = queue.pop()
+        if name in wanted or name not in defined:
+            continue
+        wanted.add(name)
+        for node in defined[name]:
+            local = bound_inside(node)
+            queue += [inner.id for inner in ast.walk(node)
+                      if isinstance(inner, ast.Name) and inner.id not in local]
+    body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+            or any(name in wanted for name in top_names(node))]
+    code = compile(ast.Module(body=body, type_ignores=[]), "majordomus.py", "exec",
+                   dont_inherit=True)
+    held = list(strings_in(code))
+    data = marshal.dumps(code)
+    del held
+    return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
+            + importlib.util.source_hash(source) + data)
+
+
+def bound_inside(node):
+    """The names a function or class binds for itself (parameters, assignments, imports,
+    inner definitions; not those it declares global): reading one is not reading the
+    module's name."""
+    import ast
+    if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return set()
+    bound, declared = set(), set()
+    for inner in ast.walk(node):
+        if inner is node:
+            continue
+        if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+            bound.add(inner.id)
+        elif isinstance(inner, ast.arg):
+            bound.add(inner.arg)
+        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in inner.names)
+        elif isinstance(inner, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(inner.name)
+        elif isinstance(inner, (ast.Global, ast.Nonlocal)):
+            declared.update(inner.names)
+    if isinstance(node, ast.FunctionDef):
+        arguments = node.args
+        bound.update(a.arg for a in arguments.posonlyargs + arguments.args
+                     + arguments.kwonlyargs)
+    return bound - declared
+
+
+def top_names(node):
+    """The names a top-level statement of the module defines."""
+    import ast
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [n.id for target in node.targets for n in ast.walk(target)
+                if isinstance(n, ast.Name)]
+    return []
 
 
 def strings_in(value):
@@ -312,6 +414,9 @@ def options(argv):
 if __name__ == "__main__":
     if sys.argv[1:] == ["--bytecode"]:     # the child bytecode() runs: source in, pyc out
         sys.stdout.buffer.write(compiled(sys.stdin.buffer.read()))
+        sys.exit(0)
+    if sys.argv[1:] == ["--door"]:         # the child entries() runs: source in, door out
+        sys.stdout.buffer.write(door(sys.stdin.buffer.read()))
         sys.exit(0)
     if sys.argv[1:] == ["--shipped"]:      # the child entries() runs: the data already read
         sys.stdout.buffer.write(shipped())

@@ -862,6 +862,37 @@ def process_alive(pid):
     return True
 
 
+def ancestor_pids(most=8):
+    """The ids of this process's parent, its parent's, and so on (at most `most`, nearest
+    first, init left out): on Linux read from /proc, on macOS and the BSDs from one `ps`;
+    on Windows the parent alone (§31's guard tells the hook's own client by them)."""
+    out = [os.getppid()]
+    if sys.platform.startswith("linux"):
+        while len(out) < most:
+            try:
+                with open("/proc/%d/stat" % out[-1], "rb") as handle:
+                    fields = handle.read().rpartition(b")")[2].split()
+                parent = int(fields[1])
+            except (OSError, ValueError, IndexError):
+                break
+            if parent <= 1 or parent in out:
+                break
+            out.append(parent)
+    elif os.name != "nt":
+        import subprocess
+        try:
+            listing = subprocess.run(["ps", "-A", "-o", "pid=", "-o", "ppid="],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     timeout=1.0).stdout.split()
+            parents = dict(zip(map(int, listing[0::2]), map(int, listing[1::2])))
+        except (OSError, ValueError, subprocess.SubprocessError):
+            parents = {}
+        while len(out) < most and parents.get(out[-1], 0) > 1 and (
+                parents[out[-1]] not in out):
+            out.append(parents[out[-1]])
+    return [pid for pid in out if pid > 1]
+
+
 def stop_signals():
     """The signals that end `serve` with exit 0: SIGINT, SIGTERM, and on Windows SIGBREAK
     (Ctrl-Break)."""
@@ -2417,14 +2448,24 @@ def _resolve_ref(dirs, ref):
 def root_digest(root):
     """The sha256 of a root's real path, in hex: what names its lease (§27) and tells its
     checkout's peers apart from another's (§31)."""
+    return text_digest(os.path.realpath(root))
+
+
+def text_digest(text):
+    """The sha256 of a text (UTF-8), in hex."""
+    return sha256_hex(text.encode("utf-8", "surrogateescape"))
+
+
+def sha256_hex(data):
+    """The sha256 of bytes, in hex, without hashlib's start-up (its OpenSSL: 3 ms)."""
     try:
-        from _sha256 import sha256           # 3.9-3.11; hashlib costs a start its OpenSSL
+        from _sha256 import sha256           # 3.9-3.11
     except ImportError:
         try:
             from _sha2 import sha256         # 3.12 and later
         except ImportError:
             from hashlib import sha256
-    return sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def checkout_tag(root):
@@ -2843,9 +2884,7 @@ class ContextTree:
     def sha256(self, doc):
         digest = self._sha.get(doc.path)
         if digest is None:
-            import hashlib
-            digest = self._sha[doc.path] = hashlib.sha256(
-                doc.obj.content.encode("utf-8")).hexdigest()
+            digest = self._sha[doc.path] = sha256_hex(doc.obj.content.encode("utf-8"))
         return digest
 
 
@@ -3106,9 +3145,8 @@ def _chain_entry(tree, number, doc, reason):
 
 
 def _fingerprint(tree, chain):
-    import hashlib
     lines = [CONTEXT_SCHEMA] + ["%s %s %s" % (d.id, d.path, tree.sha256(d)) for d in chain]
-    return hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8")).hexdigest()
+    return sha256_hex(("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def context_text(value, explain):
@@ -6242,6 +6280,552 @@ def _also_line(also, shown, total):
     return line
 
 
+# ---- §30: the brief delivered at the moment (a client's hook)
+#
+# A client (Claude Code, Codex, Gemini CLI) runs `majordomus hook` before an edit, when a
+# session starts and when a prompt is submitted, and puts what it prints before the model.
+# What to say is decided here, from the client's JSON alone: which event, which paths, and
+# what the session was not given yet (a memory handed in: the owner's, or a file's). The
+# command line prints it in the client's shape (section 23); a live owner is asked for it
+# by the sharing section (24), which also lends the claims and the peers (HookHost).
+
+HOOK_CLIENTS = ("claude-code", "codex", "gemini")
+HOOK_LINES, HOOK_CHARS = 60, 4000   # the compact brief's default budget (§30)
+HOOK_START_LINES = 15               # an orientation's lines at most
+HOOK_INPUT = 1048576                # bytes of a client's hook JSON at most
+HOOK_TARGETS = 16                   # paths one edit is briefed for at most
+HOOK_PROMPT_CHARS = 2000            # characters of a prompt taken as the intent
+# The relevance bar of a prompt (§30): the §21 score its best rule or document must reach
+# (a prompt about nothing the layer holds scores under 3 on real-latest; one naming a
+# rule's subject, over 8), then §29's shares of that best one.
+HOOK_PROMPT_BAR = 6.0
+HOOK_PASSAGES = 2                   # documents a prompt's answer quotes at most
+HOOK_KEPT = 4096                    # items a session's memory holds at most
+HOOK_SESSIONS = 512                 # sessions an owner remembers at most
+HOOK_FORGET = ("clear", "compact")  # a start after which the model has lost its context
+HOOK_LINE = 1000                    # characters of an orientation's line at most
+PATCH = "patch"                     # a tool whose paths are inside its patch text
+HOOK_ROUTE = "/api/v1/hook"         # hook.deliver's HTTP route (a hook asks an owner there)
+
+# The events each client runs the hook for: edit (before a tool writes files; Gemini CLI's
+# AfterTool too, whose context is what it lets a hook add about a write), start, prompt.
+HOOK_EVENTS = {
+    "claude-code": {"PreToolUse": "edit", "SessionStart": "start",
+                    "UserPromptSubmit": "prompt"},
+    "codex": {"PreToolUse": "edit", "SessionStart": "start", "UserPromptSubmit": "prompt"},
+    "gemini": {"BeforeTool": "edit", "AfterTool": "edit", "SessionStart": "start",
+               "BeforeAgent": "prompt"}}
+# The tools that write files, by client, and the key of tool_input naming the path (PATCH:
+# the paths the patch text of tool_input.command names; a shell command carries one when
+# Codex runs apply_patch through the shell).
+HOOK_WRITERS = {
+    "claude-code": {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+                    "NotebookEdit": "notebook_path"},
+    "codex": {"apply_patch": PATCH, "Bash": PATCH, "shell": PATCH, "exec_command": PATCH,
+              "local_shell": PATCH},
+    "gemini": {"write_file": "file_path", "replace": "file_path"}}
+_PATCH_HEADS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+_GEMINI_ONLY = ("BeforeTool", "AfterTool", "BeforeAgent")
+
+
+class HookCall:
+    """A client's hook JSON, read (§30): the client, its event's name, the event (edit,
+    start, prompt, or None: nothing this hook answers, `why` says), the session id (None:
+    none given, so nothing is remembered), the session's working directory, how a session
+    started (`source`), the paths an edit names as the client sent them, the prompt."""
+
+    __slots__ = ("client", "name", "event", "why", "session", "cwd", "source", "paths",
+                 "prompt")
+
+    def __init__(self, client, name):
+        self.client, self.name = client, name
+        self.event = self.why = self.session = self.cwd = self.source = self.prompt = None
+        self.paths = []
+
+
+def _hook_text(value, key, most=None):
+    """A string field of the client's JSON, or None (absent, not a string, blank, or over
+    `most` characters)."""
+    text = value.get(key)
+    if not isinstance(text, str) or not text.strip() or (most and len(text) > most):
+        return None
+    return text
+
+
+def hook_client(value, client=None):
+    """The client whose JSON `value` is: the one named (--client), else told by its event
+    and fields: Gemini CLI's own event names (and a timestamp), Codex's apply_patch and
+    turn_id; else Claude Code (whose output Codex shares)."""
+    if client is not None:
+        return client
+    name = value.get("hook_event_name")
+    if name in _GEMINI_ONLY or name == "SessionStart" and "timestamp" in value:
+        return "gemini"
+    if value.get("tool_name") == "apply_patch" or "turn_id" in value:
+        return "codex"
+    return "claude-code"
+
+
+def read_hook(text, client=None):
+    """The HookCall of a client's hook JSON (`text`); InvalidInput when it is not one."""
+    try:
+        value = json_loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput("the hook's input is not JSON: %s" % _one_line(exc, BRIEF_NAME))
+    if not isinstance(value, dict):
+        raise InvalidInput("the hook's input is not a JSON object")
+    name = _hook_text(value, "hook_event_name", 100)
+    if name is None:
+        raise InvalidInput("the hook's input names no hook_event_name")
+    call = HookCall(hook_client(value, client), name)
+    call.session = _hook_text(value, "session_id", PATH_BOUND)
+    cwd = _hook_text(value, "cwd", PATH_BOUND)
+    call.cwd = cwd if cwd is not None and "\x00" not in cwd else None
+    call.source = _hook_text(value, "source", 100)
+    event = HOOK_EVENTS[call.client].get(name)
+    if event is None:
+        call.why = "%s is not an event this hook answers for %s" % (_one_line(name, 100),
+                                                                     call.client)
+    elif event == "prompt":
+        call.prompt = value.get("prompt") if isinstance(value.get("prompt"), str) else ""
+    elif event == "edit":
+        tool, given = value.get("tool_name"), value.get("tool_input")
+        where = HOOK_WRITERS[call.client].get(tool) if isinstance(tool, str) else None
+        if where == PATCH and isinstance(given, dict):
+            call.paths = patch_paths(given.get("command"))
+        elif where is not None and isinstance(given, dict):
+            path = given.get(where)
+            call.paths = [path] if isinstance(path, str) and path else []
+        if not call.paths:
+            call.why = "%s writes no file this hook can name" % (
+                _one_line(tool, 100) if isinstance(tool, str) else "the tool")
+            return call
+    call.event = event if call.why is None else None
+    return call
+
+
+def patch_paths(text):
+    """The paths a patch (apply_patch's format: `*** Begin Patch`, then `*** Add File: P`,
+    `*** Update File: P`, `*** Delete File: P`, `*** Move to: P` …) names, in order, once
+    each; [] for a text that is no such patch."""
+    if not isinstance(text, str) or "*** Begin Patch" not in text:
+        return []
+    out = []
+    for line in text.split("\n"):
+        line = line.rstrip("\r")
+        for head in _PATCH_HEADS:
+            if line.startswith(head):
+                path = line[len(head):].strip()
+                if path and path not in out:
+                    out.append(path)
+    return out
+
+
+def _windows_absolute(path):
+    """A path only Windows reads as absolute (`C:\\x`, `C:/x`, `\\\\server\\share`)."""
+    return path[1:3] in (":\\", ":/") and path[:1].isalpha() or path.startswith("\\\\")
+
+
+def hook_target(root, cwd, given, flavour=os.path):
+    """§30: the repository-relative path (`/`-separated, `.` for the root) that a path a
+    client sent names, or None when it lies outside the repository. A relative path is
+    the client's working directory's (`cwd`, when absolute), else the root's; an absolute
+    one is the platform's (`flavour`: os.path, or ntpath to read a Windows client's paths
+    anywhere). The brief judges what it then names (§29: refused through a symlink)."""
+    bounded_path(given)
+    if flavour is os.path and os.sep == "/" and _windows_absolute(given):
+        return None
+    base = cwd if cwd and flavour.isabs(cwd) else root
+    full = flavour.normpath(flavour.join(base, given))
+    top = flavour.normpath(root)
+    case = flavour.normcase
+    if case(full) == case(top):
+        return "."
+    inside = flavour.join(top, "")
+    if case(full).startswith(case(inside)):
+        return full[len(inside):].replace(flavour.sep, "/")
+    if flavour is os.path:
+        under = _under_root(root, full)     # the root named through a symbolic link
+        if under is not None:
+            return under or "."
+    return None
+
+
+class HookHost:
+    """What a hook's answer knows beyond the generation (§30, §31), lent by the process
+    that answers: `memory` (what each session was given: a HookMemory, a file's, or None),
+    the claims of other sessions overlapping some paths, and the sessions present. This
+    base knows of no board: no claim, no peer (None: no shared server here)."""
+
+    def __init__(self, memory=None):
+        self.memory = memory
+
+    def claims(self, targets):
+        """[{id, client, branch, worktree, paths, pid}]: the live claims overlapping
+        `targets` (repository-relative), `paths` the holder's that overlap, `pid` its
+        client's process (None where unknown)."""
+        return []
+
+    def peers(self, ancestors):
+        """[(a Peer, is it the hook's own client's?)] of the sessions present, or None
+        where no shared server runs."""
+        return None
+
+
+class HookMemory:
+    """What each session was given (§30), in this process's memory: {session key: {item
+    key: True}}; the least recently used session goes past HOOK_SESSIONS, a session's
+    oldest items past HOOK_KEPT. `session(key)` is used as a context manager, like a
+    file's (section 24), and yields the session's items to read and add to."""
+
+    def __init__(self):
+        import _thread
+        self.lock = _thread.allocate_lock()
+        self.sessions = {}
+
+    def session(self, key):
+        return _Remembered(self, key)
+
+
+class _Remembered:
+    def __init__(self, memory, key):
+        self.memory, self.key = memory, key
+
+    def __enter__(self):
+        memory = self.memory
+        with memory.lock:
+            given = memory.sessions.pop(self.key, None)
+            if given is None:
+                given = {}
+                while len(memory.sessions) >= HOOK_SESSIONS:
+                    del memory.sessions[next(iter(memory.sessions))]
+            memory.sessions[self.key] = given
+        return given
+
+    def __exit__(self, *exc):
+        with self.memory.lock:
+            given = self.memory.sessions.get(self.key)
+            while given is not None and len(given) > HOOK_KEPT:
+                del given[next(iter(given))]
+        return False
+
+
+class _Forgetful:
+    """No memory (no session id, or none lent): every hook is told everything."""
+
+    def __enter__(self):
+        return {}
+
+    def __exit__(self, *exc):
+        return False
+
+
+def hook_deliver(gen, arguments, host=None):
+    """§30: the handler of hook.deliver: what the client's hook adds (HookAnswer): the
+    compact brief of the paths an edit names, an orientation at a session's start, the
+    rules and passages a prompt is about; each item said once per session; with `guard`
+    (§31), an edit of a path another session claims is refused (`deny`), else warned of."""
+    call = read_hook(arguments["input"], arguments.get("client"))
+    ancestors = arguments.get("ancestors", [])
+    if len(ancestors) > 16 or not all(type(pid) is int for pid in ancestors):
+        raise InvalidInput("property 'ancestors' holds at most 16 process ids (integers)")
+    out = {"client": call.client, "event": call.event, "hook_event_name": call.name,
+           "targets": [], "context": "", "deny": None, "note": call.why}
+    if call.event is None:
+        return out
+    budget = (arguments.get("budget_lines", HOOK_LINES), arguments.get("budget_chars",
+                                                                       HOOK_CHARS))
+    memory = host.memory if host is not None else None
+    key = call.session            # a session id is the client's own, unique across clients
+    with (memory.session(key) if memory is not None and key is not None
+          else _Forgetful()) as given:
+        if call.event == "start":
+            if call.source in HOOK_FORGET:
+                given.clear()
+            text, note = hook_start(gen, host, frozenset(ancestors), given, budget)
+        elif call.event == "prompt":
+            text, note = hook_prompt(gen, call.prompt, given, budget)
+        else:
+            text, note = _hook_edit(gen, call, host, frozenset(ancestors), given, budget,
+                                    arguments.get("guard") is True, out)
+    out["context"], out["note"] = text, note if not text and not out["deny"] else None
+    return out
+
+
+def _hook_edit(gen, call, host, ancestors, given, budget, guard, out):
+    """Before an edit: (the compact brief of what is new to the session, why nothing is
+    said); with the guard, `out["deny"]` when another session claims a path."""
+    targets, outside = [], []
+    for path in call.paths[:HOOK_TARGETS]:
+        try:
+            target = hook_target(gen.root, call.cwd, path)
+        except InvalidInput:
+            target = None
+        if target is None:
+            outside.append(path)
+        elif target not in targets:
+            targets.append(target)
+    out["targets"] = targets
+    if not targets:
+        return "", "outside the repository: %s" % _one_line(", ".join(outside), BRIEF_NAME)
+    claims = [claim for claim in (host.claims(targets) if host is not None else ())
+              if claim.get("pid") is None or claim["pid"] not in ancestors]
+    if claims and guard and call.name != "AfterTool":
+        out["deny"] = hook_refusal(claims)
+        return "", None
+    if call.name == "BeforeTool":
+        return "", ("Gemini CLI's BeforeTool carries no context for the model: the brief "
+                    "comes with AfterTool")
+    return hook_brief(gen, targets, given, budget, [_claim_line(c) for c in claims])
+
+
+def _claim_words(claim):
+    return "%s (%s) on branch %s in %s" % (
+        _one_line(claim["id"], BRIEF_NAME), _one_line(claim["client"], BRIEF_NAME),
+        _one_line(claim.get("branch") or "(detached)", BRIEF_NAME),
+        _one_line(claim.get("worktree") or "-", BRIEF_NAME))
+
+
+def _claim_line(claim):
+    return ("Claimed by another session: %s, by %s. Coordinate before you change it "
+            "(majordomus_peers), or change another path." % (
+                _one_line(", ".join(claim["paths"]), BRIEF_NAME), _claim_words(claim)))
+
+
+def hook_refusal(claims):
+    """The guard's reason (§31): each claim the edit overlaps, its holder, branch and
+    checkout, and what to do."""
+    held = "; ".join("%s is claimed by %s" % (_one_line(", ".join(claim["paths"]),
+                                                        BRIEF_NAME), _claim_words(claim))
+                     for claim in claims)
+    return ("majordomus guard: %s. Change another path, or ask that session to release "
+            "its claim (it announces again with claim: false, or ends); majordomus_peers "
+            "lists the claims." % held)
+
+
+class _HookText:
+    """The parts of a hook's context within a budget (lines, characters): `take` adds a
+    part when it fits (a part with a key only when the session was not given it), and
+    remembers what it added; `left` counts what did not fit."""
+
+    def __init__(self, budget, given):
+        self.lines, self.chars = budget
+        self.given, self.parts, self.keys, self.left, self.known = given, [], [], 0, 0
+
+    def new(self, key):
+        if key in self.given:
+            self.known += 1
+            return False
+        return True
+
+    def take(self, lines, keys=(), room=(0, 0)):
+        """Add `lines` if they fit with `room` (lines, characters) kept free; `keys`: what
+        the session is then given."""
+        cost = _cost(lines)
+        if cost[0] + room[0] > self.lines or cost[1] + room[1] > self.chars:
+            self.left += 1
+            return False
+        self.lines -= cost[0]
+        self.chars -= cost[1]
+        self.parts.append(lines)
+        self.keys += keys
+        return True
+
+    def text(self):
+        for key in self.keys:
+            self.given[key] = True
+        return "".join(line + "\n" for lines in self.parts for line in lines)
+
+
+def hook_brief(gen, targets, given, budget, warnings=()):
+    """§30: the compact brief of `targets` (repository-relative paths): for each, its
+    projection line (first, §33), the rules named and relevant (§29, with their
+    statements), the governing passage (the section of the most specific governing
+    document that best matches the path's words) and the other documents that govern it;
+    what the session was given before is not said again; within the budget, what does
+    not fit counted on the last line. ("", why) when nothing is new."""
+    briefs = []
+    for target in targets:
+        try:
+            briefs.append((target, gen.execute("context.brief", {"path": target})))
+        except RefusedPath:
+            continue                        # outside, through a symbolic link
+    if not briefs:
+        return "", "outside the repository: %s" % _one_line(", ".join(targets), BRIEF_NAME)
+    sections = gen.memo("brief.sections", dict)
+    # What may be said, each (its keys: the first is its own, the rest what it gives too;
+    # its lines), by kind, in order.
+    firsts, rules, passages, documents = [], [], [], []
+    for target, value in briefs:
+        projection = value["projection"]
+        if projection is not None:
+            line = _brief_head(value, (value["budget_lines"], value["budget_chars"]), [], 0,
+                               value.source)[1]
+            firsts.append((("projection:%s:%s:%s" % (target, projection["stamp"],
+                                                     projection["stale"]),),
+                           ["`%s`: %s" % (_one_line(target, BRIEF_NAME), line)]))
+        chosen = [rule for rule in value["rules"] if rule["why"] in ("named", "relevant")]
+        rules += [(("rule:" + rule["uri"],), [_rule_line(rule)]) for rule in chosen]
+        docs = [doc for doc in value["documents"] if doc["body"]][::-1]
+        terms = _brief_terms(_path_words(gen, target, {doc["dir"] for doc in
+                                                       value["documents"]}))
+        for doc in docs:
+            obj = gen.index.by_uri.get(doc["uri"])
+            excerpt = _excerpt(obj, terms, sections) if obj is not None else None
+            if excerpt:
+                passages.append((("passage:%s:%s" % (doc["uri"], excerpt.split("\n", 1)[0][
+                    :BRIEF_NAME]), "doc:" + doc["uri"]), [
+                        "From %s (`%s`), the passage that governs this place:" % (
+                            _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))]
+                    + [("> " + line).rstrip() for line in excerpt.split("\n")]))
+                docs.remove(doc)
+                break
+        documents += [(("doc:" + doc["uri"],), "%s (`%s`)" % (
+            _doc_link(doc), _one_line(doc["path"], BRIEF_NAME))) for doc in docs]
+        if not value["documents"] and not chosen:
+            passages.append((("none:" + value["directory"],), [
+                "No context document governs `%s` and no rule names it: only the rules in "
+                "force everywhere apply (listed at session start; majordomus_list kind=rule)."
+                % _one_line(value["directory"], BRIEF_NAME)]))
+    room = _HookText(budget, given)
+    seen = set()
+
+    def fresh(items):
+        out = []
+        for keys, lines in items:
+            if keys[0] not in seen:
+                seen.add(keys[0])
+                if room.new(keys[0]):
+                    out.append((keys, lines))
+        return out
+    firsts, rules, passages = fresh(firsts), fresh(rules), fresh(passages)
+    quoted = {key for keys, _ in passages for key in keys[1:]}
+    documents = [(keys, text) for keys, text in fresh(documents) if keys[0] not in quoted]
+    if not (firsts or rules or passages or documents or warnings):
+        return "", "already given in this session: %s" % _one_line(", ".join(targets),
+                                                                    BRIEF_NAME)
+    for keys, lines in firsts:
+        room.take(lines, keys)
+    shown = ", ".join("`%s`" % _one_line(t, BRIEF_NAME) for t, _ in briefs)
+    room.take(["majordomus brief for %s, compact (the whole brief: majordomus_brief)%s:" % (
+        shown, "; %d item(s) given earlier in this session are not repeated" % room.known
+        if room.known else "")])
+    for line in warnings:
+        room.take([line])
+    left = len(rules) + len(passages) + len(documents)
+    reserve = _cost(["\u2026 %d more in the whole brief: majordomus_brief %s" % (
+        left, _one_line(briefs[0][0], BRIEF_NAME))])
+    for keys, lines in rules + passages:
+        room.take(lines, keys, reserve)
+    if documents:
+        line = "Also governing: " + ", ".join(text for _, text in documents)
+        if room.take([_one_line(line, HOOK_LINE)], (), reserve):
+            room.keys += [keys[0] for keys, _ in documents]
+    if room.left:
+        room.take(["\u2026 %d more in the whole brief: majordomus_brief %s" % (
+            room.left, _one_line(briefs[0][0], BRIEF_NAME))])
+    return room.text(), None
+
+
+def _doc_link(doc):
+    return "[%s](%s)" % (_one_line(doc["title"], BRIEF_NAME), _one_line(doc["uri"], BRIEF_NAME))
+
+
+def hook_start(gen, host, ancestors, given, budget):
+    """§30: one orientation at a session's start (at most HOOK_START_LINES lines): the
+    layer's state, the blocking rules' ids, the sessions present, and one sentence on
+    majordomus_brief; once per session (a start after /clear or a compaction forgets)."""
+    if "start" in given:
+        return "", "this session was oriented already"
+    index = gen.index
+    forced = rules_in_force(gen)
+    problems = len(index.diagnostics) + len(index.context.problems)
+    lines = ["majordomus: this repository's AI layer is read here: state %s, %d objects, "
+             "%d rules in force, %d context documents%s." % (
+                 index.state, len(index.objects), len(forced), len(index.context.docs),
+                 " (%d problem(s): majordomus_repository)" % problems if problems else "")]
+    blocking = [r["id"] for r in forced if r["class"] == "blocking"]
+    if blocking:
+        lines.append(_hook_list("Blocking rules (%d): " % len(blocking), blocking,
+                                " \u2026 (%d more: " + BRIEF_MORE_RULES + ")"))
+    present = host.peers(ancestors) if host is not None else None
+    if present is not None:
+        others = ["%s (%s)%s%s" % (
+            _one_line(peer["id"], BRIEF_NAME), _one_line(peer["client"], BRIEF_NAME),
+            " on branch %s" % _one_line(peer["branch"], BRIEF_NAME) if peer.get("branch")
+            else "", ": %s %s" % ("claims" if peer.get("claim") else "announced",
+                                  _one_line(", ".join(peer["scope"]), BRIEF_NAME))
+            if peer.get("scope") else "") for peer, own in present if not own]
+        lines.append(_hook_list("Other sessions in this repository (%d): " % len(others),
+                                others, " \u2026 (%d more: majordomus_peers)") if others else
+                     "No other session shares this repository's server now "
+                     "(majordomus_peers lists them as they come).")
+    lines.append("Before you create or change a file, call majordomus_brief with its path and "
+                 "your intent: the rules that apply, the documents that govern the place and "
+                 "their passages, within a budget.")
+    room = _HookText((min(budget[0], HOOK_START_LINES), budget[1]), given)
+    for line in lines:
+        room.take([line])
+    room.keys.append("start")
+    return room.text(), None
+
+
+def _hook_list(head, names, rest):
+    """`head` and as many of `names` as HOOK_LINE characters hold, the rest counted."""
+    line, shown = head, 0
+    for name in names:
+        tail = rest % (len(names) - shown - 1) if shown + 1 < len(names) else ""
+        if len(line) + len(name) + 2 + len(tail) > HOOK_LINE:
+            break
+        line += (", " if shown else "") + name
+        shown += 1
+    return line + (rest % (len(names) - shown) if shown < len(names) else "")
+
+
+def hook_prompt(gen, prompt, given, budget):
+    """§30: on a prompt, the rules (with their statements) and the passages that §21's
+    ranking finds for its text as the intent, only those over the relevance bar (the best
+    hit of each at least HOOK_PROMPT_BAR; then §29's shares of it); nothing else, and
+    nothing the session was given."""
+    intent = " ".join(prompt.split())[:HOOK_PROMPT_CHARS]
+    if not intent:
+        return "", "an empty prompt"
+    hits = ranked_hits(gen, intent, None)
+    forced = gen.memo("brief.rules_by_uri", lambda: {r["uri"]: r for r in rules_in_force(gen)})
+    rules = [(score, forced[obj.uri]) for score, obj in hits if obj.uri in forced]
+    docs = [(score, obj) for score, obj in hits
+            if obj.kind != RULE_KIND and obj.body is not None and obj.body.strip()]
+    chosen = []
+    if rules and rules[0][0] >= HOOK_PROMPT_BAR:
+        bar = rules[0][0] * RELEVANT_SHARE
+        chosen += [("rule", "rule:" + rule["uri"], [_rule_line(dict(
+            rule, named_by=[], why="relevant", score=score))])
+                   for score, rule in rules[:BRIEF_RELEVANT] if score >= bar]
+    if docs and docs[0][0] >= HOOK_PROMPT_BAR:
+        bar, terms = docs[0][0] * RELATED_SHARE, _brief_terms(intent)
+        sections = gen.memo("brief.sections", dict)
+        for score, obj in docs[:HOOK_PASSAGES]:
+            excerpt = _excerpt(obj, terms, sections) if score >= bar else None
+            if excerpt:
+                chosen.append(("passage", "passage:%s:%s" % (
+                    obj.uri, excerpt.split("\n", 1)[0][:BRIEF_NAME]), [
+                        "From [%s](%s) (`%s`):" % (
+                            _one_line(obj.title or obj.identity, BRIEF_NAME),
+                            _one_line(obj.uri, BRIEF_NAME), _one_line(obj.path, BRIEF_NAME))]
+                    + [("> " + line).rstrip() for line in excerpt.split("\n")]))
+    if not chosen:
+        return "", "nothing in the layer is over the relevance bar for this prompt"
+    room = _HookText(budget, given)
+    fresh = [item for item in chosen if room.new(item[1])]
+    if not fresh:
+        return "", "already given in this session"
+    room.take(["majordomus: what the layer says about this request (before you change a "
+               "file, majordomus_brief gives its whole brief):"])
+    for _, key, lines in fresh:
+        room.take(lines, (key,))
+    return room.text(), None
+
+
 # ---------------------------------------------------------------------------------------
 # 14. The capability registry (§7): descriptors without code (the builtins' and the layer's
 #    declarative ones), their schemas, the registry's invariants, input validation.
@@ -6511,6 +7095,25 @@ TYPES = {
                                ("count", "peers", "boards", "complete")),
     "TellInput": _object_schema({"peer": _PEER}, ("peer",), closed=True),
     "Told": _object_schema({"told": _STRINGS}, ("told",)),
+    "HookInput": _object_schema({
+        "input": dict(_STR, maxLength=HOOK_INPUT, description="the client's hook JSON, as "
+                      "its hook command reads it on stdin"),
+        "client": {"type": "string", "enum": list(HOOK_CLIENTS)},
+        "budget_lines": {"type": "integer", "minimum": BRIEF_LINES[0],
+                         "maximum": BRIEF_LINES[2], "default": HOOK_LINES},
+        "budget_chars": {"type": "integer", "minimum": BRIEF_CHARS[0],
+                         "maximum": BRIEF_CHARS[2], "default": HOOK_CHARS},
+        "guard": dict(_BOOL, description="refuse an edit of a path another session claims"),
+        "ancestors": {"type": "array", "items": _INT, "maxItems": 16,
+                      "description": "the hook's ancestor processes: a claim of a session "
+                                     "whose client is one of them is the hook's own"}},
+        ("input",), closed=True),
+    "HookAnswer": _object_schema({
+        "client": _STR, "event": _STR_OR_NULL, "hook_event_name": _STR,
+        "targets": _STRINGS, "context": dict(_STR, description="what the client adds before "
+                                             "the model ('': nothing)"),
+        "deny": _STR_OR_NULL, "note": _STR_OR_NULL},
+        ("client", "event", "hook_event_name", "targets", "context", "deny", "note")),
     "BriefInput": _object_schema({
         "path": dict(_STR, description="a file or folder ('.': the root), existing or not"),
         "intent": dict(_STR, description="what you will do there, in plain words"),
@@ -6682,6 +7285,12 @@ BUILTINS = (
      "context documents, related passages, what was left out), even while the layer has "
      "problems.",
      "BriefInput", "Brief", "majordomus_brief", None, "/api/v1/brief", ["brief"], 64),
+    ("hook.deliver", "Deliver the brief at the moment (a client's hook)",
+     "What a client's hook (Claude Code, Codex, Gemini CLI) adds before an edit, when a "
+     "session starts and on a prompt: the compact brief of the edited paths, an orientation, "
+     "the rules a prompt is about; each said once per session; with guard, an edit of a path "
+     "another session claims is refused. The CLI reads the client's JSON on stdin.",
+     "HookInput", "HookAnswer", None, None, HOOK_ROUTE, ["hook"], 0, "command"),
     ("perf.counters", "Performance counters",
      "Returns this process's counters: scans, index and registry builds, executions, cache "
      "hits and misses, freshness checks and rebuilds, and the time spent in each phase.",
@@ -7329,6 +7938,14 @@ def handle_tell(gen, arguments, caller=None):
     return {"told": board.told_afar(dict(peer, scope=scope),
                                     checkout_tag(peer.get("worktree") or ""))}
 
+
+def handle_hook(gen, arguments):
+    """§30: what a client's hook adds, with what the process lends (HookHost): a long-lived
+    one's (its board, the sessions' memory), or a one-shot hook's (a file's memory)."""
+    host = gen.live.hooks if gen.live is not None else gen.hooks
+    return hook_deliver(gen, arguments, host)
+
+
 def resolve(gen, uri, caller=None):
     """§8: the only path from a URI to an answer (objects.get and resources/read); a query
     runs for `caller` (§27: majordomus://peers names who asks)."""
@@ -7430,7 +8047,7 @@ HANDLERS = {"repository.info": handle_repository, "objects.list": handle_list,
             "prompts.get": handle_prompt, "perf.counters": handle_perf,
             "context.resolve": resolve_context, "context.brief": brief,
             "peers.list": handle_peers, "peers.announce": handle_announce,
-            "peers.tell": handle_tell,
+            "peers.tell": handle_tell, "hook.deliver": handle_hook,
             "context.list": handle_context_list, "context.validate": handle_context_validate,
             "context.affected": handle_context_affected, "context.sync": handle_context_sync}
 # The handlers that are told who asks (§27): the peers, and objects.get, which reads
@@ -7452,6 +8069,7 @@ class Generation:
         self.live = live          # the Live that owns this generation (None: one-shot)
         self.broken = None        # the fatal message, when the layer cannot be read (§25)
         self.absent = False       # no layer was found at all (§32): `broken` is NO_LAYER
+        self.hooks = None         # what a one-shot hook lends hook.deliver (§30: HookHost)
         began = time.perf_counter_ns()
         self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
@@ -7771,6 +8389,7 @@ class Live:
         self._stopping.acquire()
         self._ticking = _thread.allocate_lock()
         self.board = board        # the sessions of this process (§27), if it has any
+        self.hooks = None         # what hook.deliver is lent here (§30: a HookHost)
         self.stale_since = None   # when the last good generation began to be served over
         try:
             root = find_root(start)
@@ -8365,6 +8984,7 @@ class Session:
         self.id, self.number, self.transport = None, 0, transport
         self.overlaps = set()
         self.claim = False        # is its scope an exclusive claim? (§31)
+        self.client_pid = None    # its client's process, where known (§31: the guard)
         self.handle = None        # a 2026-07-28 session's stand-in: its handle (§31)
         self.client, self.since = "unknown", utc_stamp()
         self.intent = self.announced = None
@@ -8742,6 +9362,44 @@ def _overlapping(peers):
         found.discard(number)
         out.append(dict(peer, overlaps=[peers[k]["id"] for k in sorted(found)]))
     return out
+
+
+class BoardHooks(HookHost):
+    """What a long-lived process lends its hook answers (§30, §31): each session's memory,
+    here; the claims and the sessions of its board (and, once it shares, of the other
+    checkouts' boards). A session of the board is the hook's own client's when its client's
+    process is one of the hook's ancestors (the heuristic the README describes)."""
+
+    def __init__(self, live):
+        HookHost.__init__(self, HookMemory())
+        self.live = live
+
+    def claims(self, targets):
+        board, gen = self.live.board, self.live.generation
+        board._expire()
+        mine = ScopeIndex()
+        mine.add(None, targets)
+        with board.lock:
+            holders = set()
+            for target in targets:
+                holders.update(board.claims.overlapping(target))
+            found = [{"id": holder.id, "client": holder.client, "branch": gen.branch,
+                      "worktree": gen.root, "pid": holder.client_pid,
+                      "paths": [path for path in holder.scope if mine.overlapping(path)]}
+                     for holder in sorted(holders, key=lambda peer: peer.number)]
+        afar = board.neighbours()[0] if board.neighbours is not None else []
+        found += [{"id": other.id, "client": other.client, "branch": other.branch,
+                   "worktree": other.worktree, "pid": None,
+                   "paths": [path for path in other.scope if mine.overlapping(path)]}
+                  for other in afar if other.claim]
+        return [claim for claim in found if claim["paths"]]
+
+    def peers(self, ancestors):
+        board, gen = self.live.board, self.live.generation
+        with board.lock:
+            own = {peer.id for peer in board.peers.values() if peer.client_pid in ancestors}
+        listing = board.listing(None, gen.root, gen.branch)
+        return [(peer, peer["id"] in own) for peer in listing["peers"]]
 
 
 def peers_sentence(others, room):
@@ -9358,6 +10016,7 @@ class StdioLoop:
         if self.live is None:
             self.live = self.start(self.options)
         self.session = Session(self.live, self._write, transport="stdio")
+        self.session.client_pid = os.getppid()     # who started this process (§31)
 
     def _write(self, frame):
         if not self.replaying:
@@ -11503,7 +12162,8 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None, bridge=N
     is the /mcp transport (McpOverHttp); `bound`, the address literal the server was told
     to bind, which the Host guard accepts too; `access` (§27) the token an owner asks for,
     `options` what a bridge's options must equal, and `bridge(sock, pending, live,
-    replay)` serves a bridge's switched connection (None: no lease, no bridge)."""
+    replay, client_pid)` serves a bridge's switched connection (None: no lease, no
+    bridge)."""
     import socketserver
     import threading
     in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
@@ -11685,12 +12345,13 @@ def make_http_handler(live, mcp, bound=None, access=None, options=None, bridge=N
                     raise HttpError(409, "conflict", "this server serves with other options "
                                     "(%s)" % options)
                 replay = number_or(headers.get("majordomus-replay", "0"), 0, 6)
+                client = number_or(headers.get("majordomus-client-pid", ""), None, 10)
             finally:
                 in_flight.release()
             self.request.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\n"
                                   "Connection: Upgrade\r\n\r\n" % LEASE_PROTOCOL).encode("ascii"))
             self.request.settimeout(None)
-            bridge(self.request, pending, live, replay)
+            bridge(self.request, pending, live, replay, client)
             return False
 
         def mcp(self, method, headers, body, keep_alive, slots):
@@ -12256,6 +12917,27 @@ def search_text(value):
     lines = ["%s  %s  %s" % ("%.4f" % hit["score"] if "score" in hit else "-", hit["uri"],
                              hit.get("title", hit["identity"])) for hit in value["hits"]]
     return "\n".join(lines + ["%d of %d" % (value["count"], value["total"])]) + "\n"
+
+
+def hook_output(answer):
+    """What `majordomus hook` prints (§30): a HookAnswer in its client's documented JSON, on
+    one line ('' when there is nothing to add). Claude Code and Codex: hookSpecificOutput
+    with the event's name and additionalContext, or a PreToolUse permissionDecision deny
+    (§31's guard); Gemini CLI: hookSpecificOutput with additionalContext, or its
+    decision deny with the reason."""
+    if answer.get("deny"):
+        if answer["client"] == "gemini":
+            value = {"decision": "deny", "reason": answer["deny"]}
+        else:
+            value = {"hookSpecificOutput": {"hookEventName": answer["hook_event_name"],
+                                            "permissionDecision": "deny",
+                                            "permissionDecisionReason": answer["deny"]}}
+    elif answer.get("context"):
+        value = {"hookSpecificOutput": {"hookEventName": answer["hook_event_name"],
+                                        "additionalContext": answer["context"]}}
+    else:
+        return ""
+    return json_compact(value) + "\n"
 
 
 def peers_text(value):
@@ -12913,8 +13595,9 @@ def switch_to_owner(fields, root, options, replay):
     try:
         status, headers, body = http_exchange(
             fields["url"], "GET %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nConnection: "
-            "Upgrade\r\nUpgrade: %s\r\nMajordomus-Options: %s\r\nMajordomus-Replay: %d" % (
-                MCP_PATH, fields["token"], LEASE_PROTOCOL, options, replay), switch=True)
+            "Upgrade\r\nUpgrade: %s\r\nMajordomus-Options: %s\r\nMajordomus-Replay: %d\r\n"
+            "Majordomus-Client-Pid: %d" % (MCP_PATH, fields["token"], LEASE_PROTOCOL, options,
+                                           replay, os.getppid()), switch=True)
     except OSError:
         status = None
     done.acquire(True, PROBE_GRACE if status == 101 else PROBE_SECONDS)
@@ -13094,6 +13777,163 @@ class _ClaimsLock:
         return False
 
 
+# -- a client's hook (§30): asked of the owner, or answered here with a file's memory -------
+
+HOOK_MEMORY_DAYS = 7      # a session's memory file unused this long is removed
+HOOK_ASK_SECONDS = 1.5    # what a hook waits for a live owner's answer at most
+HOOK_MEMORY_WAIT = 1.0    # what a hook waits for another hook of its session at most
+
+
+class FileMemory:
+    """What each session was given (§30) where no owner is live: a small file per root and
+    session in the lease directory (never in the repository), `hook-<16 hex>.json`, 0600,
+    read and written under its lock (two hooks of one session at once take turns). Used
+    like HookMemory: `session(key)` is a context manager yielding the session's items."""
+
+    def __init__(self, folder, root):
+        self.folder, self.root = folder, root
+
+    def session(self, key):
+        return _MemoryFile(self, key)
+
+
+class _MemoryFile:
+    def __init__(self, memory, key):
+        self.memory = memory
+        self.name = "hook-%s.json" % text_digest(memory.root + "\0" + key)[:16]
+        self.handle, self.given, self.before = None, {}, []
+
+    def __enter__(self):
+        folder = self.memory.folder
+        try:
+            try:
+                handle = folder.open(self.name, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+                _sweep_memories(folder)
+            except FileExistsError:
+                handle = folder.open(self.name, os.O_RDWR)
+        except OSError:
+            return self.given           # no memory: this hook repeats
+        try:
+            info = os.fstat(handle)
+            if unsafe_lease(info, folder.where(self.name)) is not None:
+                raise OSError("not a memory file of this user's")
+            deadline = time.monotonic() + HOOK_MEMORY_WAIT
+            while not lock_lease(handle) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            os.lseek(handle, 0, os.SEEK_SET)
+            data = read_whole(handle, info.st_size, HOOK_INPUT)
+            value = json_loads(data.decode("utf-8")) if data.strip() else {}
+            kept = value.get("given") if isinstance(value, dict) and value.get(
+                "root") == self.memory.root else None
+            if isinstance(kept, list):
+                self.given.update((item, True) for item in kept if isinstance(item, str))
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            self.given.clear()          # unreadable: this session starts again
+        self.handle, self.before = handle, list(self.given)
+        return self.given
+
+    def __exit__(self, *exc):
+        handle, self.handle = self.handle, None
+        if handle is None:
+            return False
+        try:
+            if list(self.given) != self.before:
+                data = json_compact({"root": self.memory.root,
+                                     "given": list(self.given)[-HOOK_KEPT:]}).encode("utf-8")
+                os.ftruncate(handle, 0)
+                os.lseek(handle, 0, os.SEEK_SET)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(handle, view):]
+        except OSError:
+            pass                        # the next hook repeats what this one said
+        finally:
+            os.close(handle)
+        return False
+
+
+def _sweep_memories(folder):
+    """Remove the session memories of the lease directory unused for HOOK_MEMORY_DAYS."""
+    try:
+        names = [name for name in os.listdir(folder.path) if name.startswith("hook-")]
+    except OSError:
+        return
+    old = time.time() - HOOK_MEMORY_DAYS * 86400
+    for name in names:
+        try:
+            if folder.stat(name).st_mtime < old:
+                os.unlink(folder.where(name))
+        except OSError:
+            pass
+
+
+class _Holding:
+    """A generation held as a live process holds one (what Neighbourhood reads)."""
+
+    def __init__(self, gen):
+        self.generation = gen
+
+
+class ColdHooks(HookHost):
+    """What a one-shot hook lends hook.deliver where no owner is live for its root (§30):
+    a file's memory in the lease directory; the sessions and claims of the repository's
+    other checkouts, read from their servers (§31: none can be here, where no server
+    runs)."""
+
+    def __init__(self, folder, gen):
+        HookHost.__init__(self, FileMemory(folder, gen.root) if folder is not None else None)
+        self.folder, self.gen = folder, gen
+
+    def afar(self):
+        """[Afar] of the other checkouts' boards (none without a lease directory or git)."""
+        if self.folder is None or self.gen.dirs is None:
+            return []
+        return Neighbourhood(_Holding(self.gen), self.folder).boards()[0]
+
+    def peers(self, ancestors):
+        """The sessions of the other checkouts (none can be here, where no server runs;
+        None when there are none either)."""
+        return [(other.view, False) for other in self.afar()] or None
+
+    def claims(self, targets):
+        afar = self.afar()
+        if not afar:
+            return []
+        mine = ScopeIndex()
+        mine.add(None, targets)
+        found = [{"id": other.id, "client": other.client, "branch": other.branch,
+                  "worktree": other.worktree, "pid": None,
+                  "paths": [path for path in other.scope if mine.overlapping(path)]}
+                 for other in afar if other.claim]
+        return [claim for claim in found if claim["paths"]]
+
+
+def hook_from_owner(fields, arguments):
+    """§30's warm path: hook.deliver asked of the live owner the lease `fields` name (its
+    token), by its HTTP route; (the HookAnswer, None), or (None, the owner's refusal) for
+    an answer that refuses the input; OSError when the owner does not answer in time (or
+    answers otherwise): the hook then reads the layer itself."""
+    body = json_compact(arguments).encode("utf-8")
+    status, _, data = http_exchange(
+        fields["url"], "POST %s HTTP/1.1\r\nAuthorization: Bearer %s\r\nContent-Type: "
+        "application/json\r\nContent-Length: %d\r\nConnection: close" % (
+            HOOK_ROUTE, fields["token"], len(body)), body, timeout=HOOK_ASK_SECONDS)
+    if status == 200:
+        try:
+            value = json_loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("context"), str):
+            return value, None
+    elif status in (400, 404, 422):
+        try:
+            error = json_loads(data.decode("utf-8"))["error"]
+            return None, "%s: %s" % (error["code"].replace("_", " "), error["message"])
+        except Exception:  # not our error body
+            return None, "the shared server refused the hook's input (HTTP %d)" % status
+    raise OSError("the shared server answered %s" % status)
+
+
 class Sharing:
     """An owner's lease and server: a thread binds 127.0.0.1:0 once `kick()` says the
     first answer is out (or KICK_SECONDS passed), writes the lease and serves until
@@ -13214,10 +14054,11 @@ class BridgeWriter:
         self.outbox.put(data)
 
 
-def serve_bridge(sock, rest, live, replay):
+def serve_bridge(sock, rest, live, replay, client_pid=None):
     """A bridge's connection once switched (§27): the stdio loop over a socket, one session
-    of transport `bridge`; the first `replay` lines are a takeover's replay. A write that
-    misses WRITE_DEADLINE (a bridge stopped, or not reading) drops the session (§25.1)."""
+    of transport `bridge` (its client's process `client_pid`, as the bridge tells it: §31's
+    guard); the first `replay` lines are a takeover's replay. A write that misses
+    WRITE_DEADLINE (a bridge stopped, or not reading) drops the session (§25.1)."""
     import _socket
     sock.settimeout(WRITE_DEADLINE)
 
@@ -13231,6 +14072,7 @@ def serve_bridge(sock, rest, live, replay):
             pass
     writer = BridgeWriter(sock, drop)
     session = Session(live, writer, transport="bridge")
+    session.client_pid = client_pid
     session.replaying = replay > 0
     reader = LineReader(sock, rest)
     handled = 0
@@ -13603,6 +14445,17 @@ COMMANDS = {
                        "which client, what each announced)",
               "values": ("--repo", "--format"), "flags": (), "positionals": (),
               "formats": ("text", "json")},
+    "hook": {"usage": "majordomus hook [--client claude-code|codex|gemini] [--repo DIR] "
+                      "[--budget-lines N] [--budget-chars N] [--guard] | --print-config CLIENT "
+                      "[--guard]",
+             "about": "a client's hook (Claude Code, Codex, Gemini CLI): read its JSON on "
+                      "stdin, print what to add before the model (the brief of an edited "
+                      "path, an orientation, the rules a prompt is about); --print-config: "
+                      "the client's configuration",
+             "values": ("--client", "--repo", "--budget-lines", "--budget-chars",
+                        "--print-config"),
+             "flags": ("--guard",), "positionals": (),
+             "integers": ("--budget-lines", "--budget-chars")},
     "install": {"usage": "majordomus install [--dir DIR] [--format text|json]",
                 "about": "copy this archive to your user folder, once for every repository, "
                          "and print each client's configuration that runs it",
@@ -13732,7 +14585,8 @@ class Options:
 
 
 _CHOICES = {"--discovery": ("vcs", "filesystem"), "--audience": _AUDIENCES,
-            "--mode": ("ranked", "substring")}
+            "--mode": ("ranked", "substring"), "--client": HOOK_CLIENTS,
+            "--print-config": HOOK_CLIENTS}
 
 
 def parse_args(args):
@@ -13856,6 +14710,7 @@ def start(options, long_lived):
         if long_lived:
             live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict,
                         board=Board(), nowhere=options.command == "mcp")
+            live.hooks = BoardHooks(live)
             gen = live.generation
         else:
             live, gen = None, first_generation(*begin)[0]
@@ -13907,6 +14762,8 @@ def run_command(options):
                         options.get("--port", 8741), elector)
     if command == "peers":
         return run_peers(options)
+    if command == "hook":
+        return run_hook(options)
     if command == "install":
         return run_install(options)
     gen = start(options, False)[1]
@@ -14032,6 +14889,235 @@ def run_peers(options):
     write_stdout(peers_text(value) if options.get("--format", "text") == "text"
                  else _pretty(value))
     return EXIT_OK
+
+
+HOOK_SECONDS = 2.0        # a hook that has not answered by then adds nothing (§30)
+# What the archive's door (hook_door) read before it handed a hook over to the module loaded
+# whole: (the input's bytes, the lock its watchdog honours); set by the entry point.
+HOOK_LEFT = None
+
+
+def run_hook(options):
+    """`majordomus hook` (§30): the client's hook JSON on stdin (at most HOOK_INPUT bytes)
+    answered by hook.deliver, asked of the live owner of the root (its lease's token: no
+    index is built here) or executed here on an index of this process's own; printed in
+    the client's shape once. Never in the way: whatever fails (no layer, a broken one, bad
+    input, HOOK_SECONDS passed), the exit is 0, nothing is printed on stdout and one line
+    says why on stderr; only the guard (--guard, §31) ever refuses a tool.
+    `--print-config CLIENT` prints that client's configuration instead. From the archive,
+    hook_door answered first when an owner is live, and hands over what it read when not."""
+    client = options.get("--print-config")
+    if client is not None:
+        write_stdout(json_pretty(hook_config(client, "--guard" in options.flags)) + "\n")
+        return EXIT_OK
+    if HOOK_LEFT is not None:
+        data, writing = HOOK_LEFT
+        _hook_log_off()
+    else:
+        data, writing = None, _hook_quiet()
+    answer, why = None, None
+    try:
+        prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
+                                 else data)
+        if data is None:
+            answer = _hook_warm(prepared)
+        if answer is None:
+            answer = _hook_cold(prepared)
+    except Fatal as exc:
+        why = exc.message
+    except CapabilityError as exc:
+        why = str(exc)
+    except Exception as exc:  # a defect: one line, never a traceback, never in the way
+        log(DEBUG, "the hook failed", traceback=_traceback_text())
+        why = "internal error: %s: %s" % (type(exc).__name__, exc)
+    _hook_say(writing, answer, why)
+    return EXIT_OK
+
+
+def hook_door(args):
+    """§30's warm path, before the module is loaded whole: the archive's entry point runs
+    this function alone (build_zipapp.py compiles it with only what it uses: parsing the
+    command line, the root, the lease, one request to the owner, the output), since
+    loading the module costs a hook more than its answer. For `hook` with a live owner for
+    its root: the answer printed (or why there is none), and the exit code; None for any
+    other command line (the module does it all); else (the input read, the watchdog's lock)
+    for the module's run_hook to answer from an index of its own (HOOK_LEFT)."""
+    try:
+        options, _ = parse_args(args)
+    except Exception:  # a usage error, a number over its bound: the module says it
+        return None
+    if options is None or options.command != "hook" or options.get("--print-config"):
+        return None
+    writing = _hook_quiet()
+    data = b""
+    answer, why = None, None
+    try:
+        data = _read_input(HOOK_INPUT + 1)
+        answer = _hook_warm(_hook_prepare(options, data))
+        if answer is None:
+            return data, writing
+    except Fatal as exc:
+        why = exc.message
+    except Exception:  # the module says it (once more, on an index of its own)
+        return data, writing
+    _hook_say(writing, answer, why)
+    return EXIT_OK
+
+
+def _hook_quiet():
+    """A hook's start: its log off, and its watchdog; the lock the answer is written
+    under."""
+    _hook_log_off()
+    import _thread
+    writing = _thread.allocate_lock()
+    _hook_watchdog(writing)
+    return writing
+
+
+def _hook_log_off():
+    """A hook logs nothing unless MAJORDOMUS_LOG asks: its one line is all it says."""
+    global _log_level
+    if not os.environ.get("MAJORDOMUS_LOG", "").strip():
+        _log_level = 0
+
+
+def _hook_say(writing, answer, why):
+    """Print the answer in its client's shape, or one line why there is none; once (the
+    watchdog says nothing once this is written)."""
+    text = ""
+    if answer is not None:
+        text = hook_output(answer)
+        why = answer.get("note") or "nothing to add"
+    writing.acquire()
+    if text:
+        write_stdout(text)
+    else:
+        write_stderr("majordomus hook: %s\n" % " ".join(str(why).split()))
+
+
+def _hook_watchdog(writing):
+    """§30's own limit: past HOOK_SECONDS, one line on stderr and exit 0 (unless the
+    answer is being written: `writing` held)."""
+    import _thread
+
+    def fire():
+        time.sleep(HOOK_SECONDS)
+        writing.acquire()
+        write_stderr("majordomus hook: no answer within %g s; nothing added\n" % HOOK_SECONDS)
+        os._exit(EXIT_OK)
+    _thread.start_new_thread(fire, ())
+
+
+class _HookAsk:
+    """A hook's input, checked, with its root and what hook.deliver is asked; the lease
+    directory and the live owner's lease (None: none live)."""
+
+    __slots__ = ("root", "arguments", "folder", "why", "fields")
+
+
+def _hook_prepare(options, data):
+    """What a hook asks, from its command line and its input; Fatal for what stops it
+    early (empty, over the bound, not UTF-8, no layer)."""
+    if not data.strip():
+        raise Fatal(EXIT_OK, "the hook's input is empty (the client's JSON was expected)")
+    if len(data) > HOOK_INPUT:
+        raise Fatal(EXIT_OK, "the hook's input is over %d bytes" % HOOK_INPUT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Fatal(EXIT_OK, "the hook's input is not UTF-8")
+    call = _HookAsk()
+    call.root = find_root(options.get("--repo", "."))
+    call.arguments = arguments = {"input": text}
+    if options.get("--client") is not None:
+        arguments["client"] = options.get("--client")
+    for key in ("budget_lines", "budget_chars"):
+        if options.get("--" + key.replace("_", "-")) is not None:
+            arguments[key] = options.get("--" + key.replace("_", "-"))
+    if "--guard" in options.flags:
+        arguments["guard"] = True
+    if '"tool_input"' in text or '"SessionStart"' in text:
+        arguments["ancestors"] = ancestor_pids()     # whose claims are the hook's own
+    call.folder, call.why = open_lease_folder()
+    call.fields = live_lease(call.folder, call.root) if call.folder is not None else None
+    return call
+
+
+def _hook_warm(call):
+    """The HookAnswer of the live owner of the call's root (None: no owner, or one that did
+    not answer: the hook then reads the layer itself); Fatal for its refusal."""
+    fields = call.fields
+    if fields is None:
+        return None
+    try:
+        answer, refusal = hook_from_owner(fields, call.arguments)
+    except OSError as exc:
+        log(DEBUG, "the shared server did not answer the hook; reading the layer here",
+            pid=fields["pid"], reason=_os_reason(exc))
+        return None
+    log(DEBUG, "the hook was answered by the shared server; no index built here",
+        pid=fields["pid"], url=fields["url"])
+    if refusal is not None:
+        raise Fatal(EXIT_OK, refusal)
+    return answer
+
+
+def _hook_cold(call):
+    """The HookAnswer from an index of this process's own, with a file's memory."""
+    gen = read_generation(call.root, "vcs", Counters())[0]
+    gen.hooks = ColdHooks(call.folder, gen)
+    log(DEBUG, "the hook was answered by an index of its own", objects=len(gen.index.objects),
+        memory="a file in %s" % call.folder.path if call.folder is not None
+        else "none (%s)" % call.why)
+    return gen.execute("hook.deliver", call.arguments)
+
+
+def _read_input(most):
+    """Up to `most` bytes of stdin, to its end."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return b""
+    parts, size = [], 0
+    while size < most:
+        chunk = stream.read(most - size)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
+
+
+def hook_command(archive, client, guard=False):
+    """The command a client runs as its hook: this archive, by `python3 -S` (no site: the
+    archive needs the standard library only, and starts sooner without it)."""
+    command, head = ("py", ["-3", "-S"]) if os.name == "nt" else ("python3", ["-S"])
+    quote = _shell_word if os.name != "nt" else (
+        lambda word: '"%s"' % word if " " in word else word)
+    words = [command] + head + [archive, "hook", "--client", client] + (
+        ["--guard"] if guard else [])
+    return " ".join(map(quote, words))
+
+
+def hook_config(client, guard=False):
+    """§30: the hooks a client's settings need to run `majordomus hook` (the JSON to merge
+    into Claude Code's .claude/settings.json, Codex's .codex/hooks.json, Gemini CLI's
+    .gemini/settings.json; the same at user level under the home folder): the session's
+    start, each prompt, and the tools that write files (Gemini CLI: after them, where its
+    hooks can add words for the model); with `guard`, the command refuses an edit of a path
+    another session claims (Gemini CLI: before it, too)."""
+    command = hook_command(running_archive() or os.path.abspath(__file__), client, guard)
+    if client == "gemini":
+        hook = {"name": "majordomus", "type": "command", "command": command, "timeout": 5000}
+        events = [("SessionStart", None), ("BeforeAgent", None),
+                  ("AfterTool", "write_file|replace")] + (
+            [("BeforeTool", "write_file|replace")] if guard else [])
+    else:
+        hook = {"type": "command", "command": command, "timeout": 5}     # seconds
+        events = [("SessionStart", None), ("UserPromptSubmit", None), (
+            "PreToolUse", "Edit|Write|MultiEdit|NotebookEdit" if client == "claude-code"
+            else "apply_patch")]
+    return {"hooks": {event: [dict({"matcher": matcher} if matcher else {},
+                                   hooks=[dict(hook)])] for event, matcher in events}}
 
 
 def running_archive():
@@ -14181,6 +15267,10 @@ def main(argv=None):
             return EXIT_OK
         return run_command(options)
     except UsageError as exc:
+        if args[:1] == ["hook"] and "--print-config" not in args:
+            # A hook is never in the way (§30): exit 2 would block the client's tool.
+            write_stderr("majordomus hook: %s (usage: %s)\n" % (exc.message, exc.usage))
+            return EXIT_OK
         write_stderr("error: %s\n\nUsage: %s\n\nFor more information, try '--help'.\n"
                 % (exc.message, exc.usage))
         return EXIT_USAGE

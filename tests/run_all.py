@@ -439,13 +439,14 @@ MODULE_SECONDS = {"test_live": 40, "test_hostile": 34, "test_http_deadline": 30,
                   "test_registry": 3, "test_bundle": 2, "test_allow_lists": 1,
                   "test_warnings": 2, "test_pages": 2, "test_runner": 1, "test_readme": 1,
                   "test_subset": 1, "test_context_sync": 6, "test_hostile_peers": 35,
-                  "test_worktrees": 20, "test_install": 8, "test_sections": 1}
+                  "test_worktrees": 20, "test_install": 8, "test_sections": 1,
+                  "test_hook": 12}
 SHARDS = 3
 JOBS = int(os.environ.get("MAJORDOMUS_TEST_JOBS", "3"))
 RECORDED = ("oracle: ",)   # lines a test prints to say what it judged, shown every run
 VENV_MODULES = ["sdk_client_test", "venv_sdk_test", "venv_allow_test",
                 "test_http.HttpRoutesTest.test_openapi", "venv_browser_selftest", "venv_ui_test",
-                "venv_pages_test"]
+                "venv_pages_test", "venv_hook_test"]
 
 
 def unit_modules():

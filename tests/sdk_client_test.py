@@ -163,11 +163,11 @@ class SdkClientTest(unittest.TestCase):
         self.assertEqual([o["uri"] for o in out["list"]["structuredContent"]["objects"]],
                          [RULE_URI])
         self.assertIs(out["capabilities"]["isError"], False)
-        # seventeen builtins (context.resolve, §20; context.brief, §26; peers.list and
-        # peers.announce, §27; peers.tell, §31; context.list, validate, affected and sync,
-        # §33) and the nine declarative: the default page holds 20
+        # eighteen builtins (context.resolve, §20; context.brief, §26; peers.list and
+        # peers.announce, §27; hook.deliver, §30; peers.tell, §31; context.list, validate,
+        # affected and sync, §33) and the nine declarative: the default page holds 20
         self.assertEqual(out["capabilities"]["structuredContent"]["count"], 20)
-        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 26)
+        self.assertEqual(out["capabilities"]["structuredContent"]["total"], 27)
         self.assertIs(out["perf"]["isError"], False)
         self.assertEqual(out["perf"]["structuredContent"]["index_builds"], 1)
 

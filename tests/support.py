@@ -110,10 +110,12 @@ TOOLS = ["majordomus_capability", "majordomus_capabilities", "majordomus_affecte
          "majordomus_repository"]
 # The resources of the builtin queries, first in resources/list (§9.3, §27), in that order.
 QUERY_URIS = ["majordomus://peers", "majordomus://repository"]
-# Builtin capabilities (§7.2, §20, §26, §27, §31, §33): each has an MCP tool but three of
-# §33's (context.list, context.validate and context.sync: majordomus_affected is their tool)
-# and §31's peers.tell (what one checkout's server sends another's); two are commands.
-WITHOUT_TOOL = ["context.list", "context.sync", "context.validate", "peers.tell"]
+# Builtin capabilities (§7.2, §20, §26, §27, §30, §31, §33): each has an MCP tool but three
+# of §33's (context.list, context.validate and context.sync: majordomus_affected is their
+# tool), §31's peers.tell (what one checkout's server sends another's) and §30's hook.deliver
+# (what a client's hook command asks); three are commands.
+WITHOUT_TOOL = ["context.list", "context.sync", "context.validate", "hook.deliver",
+                "peers.tell"]
 BUILTINS = len(TOOLS) + len(WITHOUT_TOOL)
 
 
@@ -174,10 +176,10 @@ def check_layer_report(testcase, report, repo):
                        "mcp_tools", "mcp_resources", "http_routes", "cli_commands"])
     eq((summary["total"], summary["builtin"], summary["declarative"], summary["mcp_tools"],
         summary["mcp_resources"], summary["http_routes"], summary["cli_commands"]),
-       (26, 17, 9, 13, 11, 17, 12))
+       (27, 18, 9, 13, 11, 18, 13))
     eq({k: v for k, v in summary["by_kind"].items() if v},
-       {"command": 2, "query": 15, "resource": 9})          # the commands: §27, §31
-    eq(sum(summary["by_stability"].values()), 26)
+       {"command": 3, "query": 15, "resource": 9})          # the commands: §27, §30, §31
+    eq(sum(summary["by_stability"].values()), 27)
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",

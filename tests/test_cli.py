@@ -34,6 +34,8 @@ BUILTINS = {
     "context.list": ("Every context document", None, None, "/api/v1/context/list",
                      ["context", "list"], "Empty", "ContextList",
                      {"policy": "process", "max_entries": 1}),
+    "hook.deliver": ("Deliver the brief at the moment (a client's hook)", None, None,
+                     "/api/v1/hook", ["hook"], "HookInput", "HookAnswer", {"policy": "disabled"}),
     "context.sync": ("Are the tree and its projections in sync", None, None,
                      "/api/v1/context/sync", ["context", "check-sync"], "AffectedInput",
                      "ContextSync", {"policy": "disabled"}),
@@ -87,11 +89,12 @@ DECLARATIVES = [
     ("rule", "majordomus.scope-integrity@1", RULE_PATH, "rule", "rules", "Stay inside the claimed paths",
      "A task changes only the files it said it would change.", ["scope", "review"]),
 ]
-COMMANDS = {"peers.announce", "peers.tell"}   # §27, §31: the commands (POST, not read-only)
+COMMANDS = {"hook.deliver", "peers.announce", "peers.tell"}   # §27, §30, §31: POST, not
+                                                              # read-only
 WITH_CLI = [i for i in sorted(BUILTINS) if BUILTINS[i][4]]
 ALL_IDS = sorted(list(BUILTINS) + ["%s.%s" % (d[0], d[1]) for d in DECLARATIVES])
-SUMMARY_LINE = ("capabilities: 26 (17 builtin, 9 declarative); mcp tools 13, mcp resources 11, "
-                "http routes 17, cli commands 12")
+SUMMARY_LINE = ("capabilities: 27 (18 builtin, 9 declarative); mcp tools 13, mcp resources 11, "
+                "http routes 18, cli commands 13")
 
 
 def kind_of(cid):
@@ -267,7 +270,7 @@ class CapabilitiesListTest(support.ClassRepo, CliAsserts, unittest.TestCase):
                                      via)
                 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
                 self.assertEqual(list(data), ["count", "total", "summary", "capabilities"])
-                self.assertEqual((data["count"], data["total"]), (26, 26))
+                self.assertEqual((data["count"], data["total"]), (27, 27))
                 summary = data["summary"]
                 self.assertEqual(list(summary), ["total", "builtin", "declarative", "by_kind",
                                                  "by_stability", "mcp_tools", "mcp_resources",
@@ -275,10 +278,10 @@ class CapabilitiesListTest(support.ClassRepo, CliAsserts, unittest.TestCase):
                 self.assertEqual(
                     (summary["total"], summary["builtin"], summary["declarative"],
                      summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                     summary["cli_commands"]), (26, 17, 9, 13, 11, 17, 12))
+                     summary["cli_commands"]), (27, 18, 9, 13, 11, 18, 13))
                 self.assertEqual({k: v for k, v in summary["by_kind"].items() if v},
-                                 {"command": 2, "query": 15, "resource": 9})
-                self.assertEqual(sum(summary["by_stability"].values()), 26)
+                                 {"command": 3, "query": 15, "resource": 9})
+                self.assertEqual(sum(summary["by_stability"].values()), 27)
                 self.assertEqual([c["id"] for c in data["capabilities"]], ALL_IDS)
                 for desc in data["capabilities"]:
                     with self.subTest(id=desc["id"]):
@@ -296,7 +299,8 @@ class CapabilitiesListTest(support.ClassRepo, CliAsserts, unittest.TestCase):
             (["--exposure", "mcp"], [i for i in ALL_IDS if i not in BUILTINS
                                      or BUILTINS[i][1] or BUILTINS[i][2]]),
             (["--kind", "resource", "--exposure", "http"], []),
-            (["--kind", "query", "--exposure", "cli"], WITH_CLI),
+            (["--kind", "query", "--exposure", "cli"], [i for i in WITH_CLI
+                                                        if i not in COMMANDS]),
         ]
         for n, (args, ids) in enumerate(cases):
             with self.subTest(args=args):
@@ -635,7 +639,7 @@ class StrictTest(CliAsserts, unittest.TestCase):
                 self.assertEqual(len(out) > 0, True)
                 data = self.run_json(["capabilities", "list", "--format", "json"], self.repo,
                                      via)
-                self.assertEqual((data["count"], data["total"]), (26, 26))
+                self.assertEqual((data["count"], data["total"]), (27, 27))
 
 
 if __name__ == "__main__":

@@ -99,8 +99,10 @@ ROUTES = {
     "context.validate": ("/api/v1/context/validate", None, "ContextValidation"),
     "context.affected": ("/api/v1/context/affected", "majordomus_affected", "ContextAffected"),
     "context.sync": ("/api/v1/context/sync", None, "ContextSync"),
+    "hook.deliver": ("/api/v1/hook", None, "HookAnswer"),                         # §30
 }
-COMMANDS = {"peers.announce", "peers.tell"}   # §27, §31: routed by POST, the input a JSON body
+COMMANDS = {"hook.deliver", "peers.announce", "peers.tell"}   # §27, §30, §31: routed by POST,
+                                                              # the input a JSON body
 # id -> {parameter name: required}
 PARAMETERS = {
     "repository.info": {},
@@ -533,10 +535,10 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         first = self.get_ok(self.srv, "/api/v1/capabilities")      # §16: 20 a page
         self.assertEqual(list(first), ["count", "total", "summary", "capabilities",
                                        "next_cursor"])
-        self.assertEqual((first["count"], first["total"]), (20, 26))
+        self.assertEqual((first["count"], first["total"]), (20, 27))
         doc = self.get_ok(self.srv, "/api/v1/capabilities?limit=200")
         self.assertEqual(list(doc), ["count", "total", "summary", "capabilities"])
-        self.assertEqual((doc["count"], doc["total"]), (26, 26))
+        self.assertEqual((doc["count"], doc["total"]), (27, 27))
         self.assertEqual(doc["capabilities"][:20], first["capabilities"])
         ids = [c["id"] for c in doc["capabilities"]]
         self.assertEqual(ids, sorted(ids))
@@ -557,8 +559,8 @@ class HttpRoutesTest(HttpAsserts, unittest.TestCase):
         self.assertEqual([c["id"] for c in doc["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.affected",
                           "context.brief", "context.list", "context.resolve", "context.sync",
-                          "context.validate", "objects.get", "objects.search", "peers.list",
-                          "prompts.get"])
+                          "context.validate", "hook.deliver", "objects.get", "objects.search",
+                          "peers.list", "prompts.get"])
         doc = self.get_ok(self.srv, "/api/v1/capabilities?kind=command")
         self.assertEqual([c["id"] for c in doc["capabilities"]], sorted(COMMANDS))
         msg = self.assert_error(self.srv.request("GET", "/api/v1/capabilities?kind=x"), 400,

@@ -53,14 +53,16 @@ REAL_STAND_INS = ["lib/prompt.sh", "share/allow/prompt.txt", "lib/rules.sh", "li
 # HTTP route and the CLI command `peers`) and peers.announce (the first command: an MCP
 # tool and a POST route); §33: context.list, context.validate, context.affected and
 # context.sync (queries, each with an HTTP route and a CLI command; one MCP tool,
-# majordomus_affected); §31: peers.tell (a command with a POST route alone). The registry's
+# majordomus_affected); §31: peers.tell (a command with a POST route alone); §30:
+# hook.deliver (a command with a POST route and the CLI command `hook`). The registry's
 # summary counts them.
-SUMMARY_DELTA = [(("total",), 9), (("builtin",), 9), (("by_kind", "query"), 7),
-                 (("by_kind", "command"), 2),
-                 (("by_stability", "behaviorally_verified"), 9), (("mcp_tools",), 5),
-                 (("mcp_resources",), 1), (("http_routes",), 9), (("cli_commands",), 8)]
+SUMMARY_DELTA = [(("total",), 10), (("builtin",), 10), (("by_kind", "query"), 7),
+                 (("by_kind", "command"), 3),
+                 (("by_stability", "behaviorally_verified"), 10), (("mcp_tools",), 5),
+                 (("mcp_resources",), 1), (("http_routes",), 10), (("cli_commands",), 9)]
 NEW_CAPABILITIES = ["context.affected", "context.brief", "context.list",      # §33, §26
                     "context.resolve", "context.sync", "context.validate",    # §20.2, §33
+                    "hook.deliver",                                           # §30
                     "peers.announce", "peers.list", "peers.tell"]             # §27, §31
 NEW_TOOLS = ["majordomus_affected", "majordomus_brief", "majordomus_context",
              "majordomus_announce", "majordomus_peers"]               # §33, §26, §20.2, §27

@@ -963,7 +963,7 @@ class InspectSkeletonTests(LayerCase):
         expected = expected_inspect(self.repo, SKELETON_URIS)
         # the spec's own example of the format, checked literally once
         self.assertIn("kind        document     5", expected)
-        self.assertIn("capabilities 26 (17 builtin, 9 declarative)", expected)
+        self.assertIn("capabilities 27 (18 builtin, 9 declarative)", expected)
         for via in VIAS:
             with self.subTest(via=via):
                 r = self.inspect(self.repo, via=via)
@@ -1046,7 +1046,7 @@ class SkeletonLifecycleTests(LayerCase):
                 self.assertEqual(r.lines, expected_inspect(repo, SKELETON_URIS
                                                            + [self.ALPHA_URI]))
                 self.assertIn("kind        rule         2", r.lines)
-                self.assertIn("capabilities 27 (17 builtin, 10 declarative)", r.lines)
+                self.assertIn("capabilities 28 (18 builtin, 10 declarative)", r.lines)
         support.git(repo, "rm", "-q", self.ALPHA_PATH)
         support.commit_all(repo, "remove alpha")
         with self.subTest("removed: dropped"):

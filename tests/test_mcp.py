@@ -398,7 +398,7 @@ class SkeletonTests(support.ClassRepo, McpTestCase):
                 self.assertIn("index state ok", ins)
                 self.assertNotIn("degraded", ins)
                 self.assertIn("9 object(s)", ins)
-                self.assertIn("26 capabilities", ins)
+                self.assertIn("27 capabilities", ins)
                 self.assertIn("13 tools", ins)
                 self.assertIn("11 resources", ins)
                 self.assertIn("majordomus://repository", ins)
@@ -625,7 +625,7 @@ class SkeletonTests(support.ClassRepo, McpTestCase):
         self.assertEqual(list(report["kinds"]), sorted(SKELETON_KINDS))
         self.assertEqual(report["diagnostics"], [])
         caps = report["capabilities"]
-        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (26, 17, 9))
+        self.assertEqual((caps["total"], caps["builtin"], caps["declarative"]), (27, 18, 9))
         rep = report["repository"]
         self.assertEqual(list(rep), ["root", "layer_schema", "sections", "git", "discovery",
                                      "source_classes", "kinds_file"])
@@ -911,14 +911,14 @@ class SkeletonTests(support.ClassRepo, McpTestCase):
         sc = self.tool(s, "majordomus_capabilities", {})
         # §16: the default page is 20: the skeleton's 25 take two
         self.assertEqual(list(sc), ["count", "total", "summary", "capabilities", "next_cursor"])
-        self.assertEqual((sc["count"], sc["total"]), (20, 26))
+        self.assertEqual((sc["count"], sc["total"]), (20, 27))
         summary = sc["summary"]
         self.assertEqual((summary["total"], summary["builtin"], summary["declarative"]),
-                         (26, 17, 9))
+                         (27, 18, 9))
         self.assertEqual((summary["mcp_tools"], summary["mcp_resources"], summary["http_routes"],
-                          summary["cli_commands"]), (13, 11, 17, 12))
+                          summary["cli_commands"]), (13, 11, 18, 13))
         self.assertEqual(summary["by_kind"].get("query"), 15)
-        self.assertEqual(summary["by_kind"].get("command"), 2)
+        self.assertEqual(summary["by_kind"].get("command"), 3)
         sc = dict(sc, capabilities=sc["capabilities"] + self.tool(
             s, "majordomus_capabilities", {"cursor": sc["next_cursor"]})["capabilities"])
         self.assertEqual(summary["by_kind"].get("resource"), 9)
@@ -936,13 +936,13 @@ class SkeletonTests(support.ClassRepo, McpTestCase):
         self.assertEqual([c["id"] for c in cli["capabilities"]],
                          ["capabilities.describe", "capabilities.list", "context.affected",
                           "context.brief", "context.list", "context.resolve", "context.sync",
-                          "context.validate", "objects.get", "objects.search", "peers.list",
-                          "prompts.get"])
+                          "context.validate", "hook.deliver", "objects.get", "objects.search",
+                          "peers.list", "prompts.get"])
         page = self.tool(s, "majordomus_capabilities", {"limit": 10})
-        self.assertEqual((page["count"], page["total"]), (10, 26))
+        self.assertEqual((page["count"], page["total"]), (10, 27))
         self.assertEqual(page["capabilities"], sc["capabilities"][:10])
         rest = self.tool(s, "majordomus_capabilities", {"cursor": page["next_cursor"]})
-        self.assertEqual((rest["count"], rest["total"]), (16, 26))
+        self.assertEqual((rest["count"], rest["total"]), (17, 27))
         self.assertNotIn("next_cursor", rest)
         self.assertEqual(rest["capabilities"], sc["capabilities"][10:])
         self.assertToolError(self.call(s, "majordomus_capabilities", {"kind": "bogus"}),

@@ -23,10 +23,11 @@ N_GEN = 520
 SKELETON_URIS = support.SKELETON_URIS
 BUILTIN_IDS = ["capabilities.describe", "capabilities.list", "context.affected",
                "context.brief", "context.list", "context.resolve", "context.sync",
-               "context.validate", "objects.get", "objects.list", "objects.search",
+               "context.validate", "hook.deliver", "objects.get", "objects.list",
+               "objects.search",
                "peers.announce", "peers.list", "peers.tell", "perf.counters", "prompts.get",
                "repository.info"]
-COMMANDS = ("peers.announce", "peers.tell")
+COMMANDS = ("hook.deliver", "peers.announce", "peers.tell")
 TOOLS = list(support.TOOLS)
 FOREIGN = "parameter 'cursor' is not a cursor this server issued"
 BUDGET = 40000

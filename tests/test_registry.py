@@ -39,13 +39,13 @@ class RegistryInvariantTest(unittest.TestCase):
 
     def test_the_shipped_registry_builds(self):
         registry = mj.Registry(builtins() + [declarative()])
-        self.assertEqual(registry.summary["total"], 18)
-        self.assertEqual(registry.summary["builtin"], 17)
+        self.assertEqual(registry.summary["total"], 19)
+        self.assertEqual(registry.summary["builtin"], 18)
         self.assertEqual(registry.summary["mcp_tools"], 13)
-        self.assertEqual(registry.summary["http_routes"], 17)
-        self.assertEqual(registry.summary["cli_commands"], 12)
+        self.assertEqual(registry.summary["http_routes"], 18)
+        self.assertEqual(registry.summary["cli_commands"], 13)
         self.assertEqual(registry.summary["mcp_resources"], 3)
-        self.assertEqual(registry.summary["by_kind"], {"command": 2, "query": 15,
+        self.assertEqual(registry.summary["by_kind"], {"command": 3, "query": 15,
                                                        "resource": 1})
 
     def test_duplicate_id(self):

@@ -17,7 +17,7 @@ expect_grep '^resource    majordomus://document/README\.md$'
 expect_grep '^resource    majordomus://document/\.ai/repo/rules/README\.md$'
 expect_grep '^kind        rule         1$'
 expect_grep '^kind        document     5$'
-expect_grep '^capabilities 26 \(17 builtin, 9 declarative\)$'
+expect_grep '^capabilities 27 \(18 builtin, 9 declarative\)$'
 expect_grep '^tool        majordomus_get$'
 expect_grep '^tool        majordomus_prompt$'
 expect_no_grep '\.ai/local'
@@ -57,7 +57,7 @@ assert rep["repository"]["layer_schema"] == "ai-repository/v1"
 assert rep["repository"]["kinds_file"] is None, rep["repository"]["kinds_file"]
 assert list(rep)[-1] == "live", list(rep)
 assert rep["live"] == {"generation": 1, "stale": None}, rep["live"]
-assert rep["capabilities"]["total"] == 26, rep["capabilities"]
+assert rep["capabilities"]["total"] == 27, rep["capabilities"]
 uris = [r["uri"] for r in doc["resources"]]
 for u in ("majordomus://repository", "majordomus://policy/.ai/repo/policy.yaml",
           "majordomus://profile/implementation", "majordomus://prompt/continue",
@@ -67,4 +67,4 @@ assert uris[:2] == ["majordomus://peers", "majordomus://repository"], uris
 assert not any(".ai/local" in u for u in uris), uris
 assert len(doc["tools"]) == 13, [t.get("name") for t in doc["tools"]]
 '
-note "state ok, 9 objects, 26 capabilities, nothing under .ai/local"
+note "state ok, 9 objects, 27 capabilities, nothing under .ai/local"

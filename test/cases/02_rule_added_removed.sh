@@ -26,7 +26,7 @@ expect_grep '^state       ok$'
 expect_grep "$ALPHA"
 expect_grep "$VENDORED"
 expect_grep '^kind        rule         2$'
-expect_grep '^capabilities 27 \(17 builtin, 10 declarative\)$'
+expect_grep '^capabilities 28 \(18 builtin, 10 declarative\)$'
 expect_no_grep '^resource    majordomus://document/\.ai/repo/rules/project/alpha'
 
 git rm -q "$RULE" || fail "git rm failed"
@@ -36,5 +36,5 @@ expect_grep '^state       ok$'
 expect_no_grep 'project\.alpha'
 expect_grep "$VENDORED"
 expect_grep '^kind        rule         1$'
-expect_grep '^capabilities 26 \(17 builtin, 9 declarative\)$'
+expect_grep '^capabilities 27 \(18 builtin, 9 declarative\)$'
 note "a rule is served once in the git index and gone once removed from it"

@@ -46,6 +46,7 @@ want = {"repository.info": ("GET", "/api/v1/repository"), "objects.list": ("GET"
         "context.brief": ("GET", "/api/v1/brief"), "peers.list": ("GET", "/api/v1/peers"),
         "peers.announce": ("POST", "/api/v1/peers/announce"),
         "peers.tell": ("POST", "/api/v1/peers/tell"),
+        "hook.deliver": ("POST", "/api/v1/hook"),
         "context.list": ("GET", "/api/v1/context/list"),
         "context.validate": ("GET", "/api/v1/context/validate"),
         "context.affected": ("GET", "/api/v1/context/affected"),

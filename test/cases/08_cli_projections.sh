@@ -4,7 +4,7 @@
 
 RULE_URI='majordomus://rule/majordomus.scope-integrity@1'
 VENDORED=.ai/repo/rules/vendor/majordomus/rules/scope-integrity.v1.md
-SUMMARY='^capabilities: 26 \(17 builtin, 9 declarative\); mcp tools 13, mcp resources 11, http routes 17, cli commands 12$'
+SUMMARY='^capabilities: 27 \(18 builtin, 9 declarative\); mcp tools 13, mcp resources 11, http routes 18, cli commands 13$'
 
 # ---- capabilities list
 expect_exit 0 mj capabilities list --format json
@@ -13,18 +13,18 @@ py_check "capabilities list --format json is the CapabilityList" '
 doc = json.loads(stdout.decode("utf-8"))
 # §16: the CLI pages through: one CapabilityList of everything, no next_cursor
 assert list(doc) == ["count", "total", "summary", "capabilities"], list(doc)
-assert doc["count"] == 26 == doc["total"] == len(doc["capabilities"]), doc["count"]
+assert doc["count"] == 27 == doc["total"] == len(doc["capabilities"]), doc["count"]
 ids = [c["id"] for c in doc["capabilities"]]
 assert ids == sorted(ids), ids
 s = doc["summary"]
-assert (s["total"], s["builtin"], s["declarative"]) == (26, 17, 9), s
-assert (s["mcp_tools"], s["mcp_resources"], s["http_routes"], s["cli_commands"]) == (13, 11, 17, 12), s
+assert (s["total"], s["builtin"], s["declarative"]) == (27, 18, 9), s
+assert (s["mcp_tools"], s["mcp_resources"], s["http_routes"], s["cli_commands"]) == (13, 11, 18, 13), s
 assert "rule.majordomus.scope-integrity@1" in ids, ids
 '
 
 expect_exit 0 mj capabilities list
 expect_stdout_grep "$SUMMARY"
-[ "$(tail -n 1 "$OUT_STDOUT")" = 'capabilities: 26 (17 builtin, 9 declarative); mcp tools 13, mcp resources 11, http routes 17, cli commands 12' ] \
+[ "$(tail -n 1 "$OUT_STDOUT")" = 'capabilities: 27 (18 builtin, 9 declarative); mcp tools 13, mcp resources 11, http routes 18, cli commands 13' ] \
     || fail "the last line of 'capabilities list' is not the summary line"
 expect_stdout_grep '^objects\.get {38}query {5}[a-z_]+ +mcp=tool:majordomus_get http=GET /api/v1/object cli=get$'
 expect_stdout_grep '^repository\.info {34}query {5}[a-z_]+ +mcp=tool:majordomus_repository,resource:majordomus://repository http=GET /api/v1/repository cli=-$'
@@ -60,15 +60,15 @@ assert all(l[49:58].rstrip() == "resource" for l in lines[:-1]), lines
 '
 expect_stdout_grep "$SUMMARY"
 expect_exit 0 mj capabilities list --kind resource --format json
-py_check "--kind resource --format json: count 9, summary total 26" '
+py_check "--kind resource --format json: count 9, summary total 27" '
 doc = json.loads(stdout.decode("utf-8"))
 assert doc["count"] == 9 == doc["total"] and all(c["kind"] == "resource" for c in doc["capabilities"]), doc["count"]
-assert doc["summary"]["total"] == 26, doc["summary"]
+assert doc["summary"]["total"] == 27, doc["summary"]
 '
 expect_exit 0 mj capabilities list --exposure cli --format json
-py_check "--exposure cli: the twelve CLI commands" '
+py_check "--exposure cli: the thirteen CLI commands" '
 doc = json.loads(stdout.decode("utf-8"))
-assert [c["id"] for c in doc["capabilities"]] == ["capabilities.describe", "capabilities.list", "context.affected", "context.brief", "context.list", "context.resolve", "context.sync", "context.validate", "objects.get", "objects.search", "peers.list", "prompts.get"], doc
+assert [c["id"] for c in doc["capabilities"]] == ["capabilities.describe", "capabilities.list", "context.affected", "context.brief", "context.list", "context.resolve", "context.sync", "context.validate", "hook.deliver", "objects.get", "objects.search", "peers.list", "prompts.get"], doc
 '
 
 expect_exit 2 mj capabilities list --kind x

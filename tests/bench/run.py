@@ -22,6 +22,7 @@ from bench.live import section_live
 from bench.answers import (section_brief, section_brief_quality, section_context,
                            section_context_checks, section_search, section_context_sync)
 from bench.shared import section_peers, section_shared
+from bench.hook import section_hook
 from bench.fuzzing import section_fuzz
 
 
@@ -74,7 +75,7 @@ def repo_facts(repo, label):
 
 
 SECTIONS = ("spawn", "memory", "kinds", "context", "brief", "search", "ui", "pages", "mcp",
-            "paging", "http", "fuzz", "shared", "sync", "peers", "live")
+            "paging", "http", "fuzz", "shared", "sync", "peers", "hook", "live")
 
 
 def main(argv=None):
@@ -196,6 +197,8 @@ def main(argv=None):
                 section_context_sync(table, tmp, reps)
             if "peers" in wanted:
                 section_peers(table, skel, tmp, reps)
+            if "hook" in wanted:
+                section_hook(table, real, runs)
             # last: these sections edit and stage files in the scratch repositories
             if "live" in wanted:
                 section_live(table, skel, "skeleton", reps, False, args.quick)
