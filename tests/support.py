@@ -646,6 +646,18 @@ def class_server(cls, repo, via="pyz"):
     return server
 
 
+def wait_until(what, check, timeout=READ_TIMEOUT, pause=0.05):
+    """check()'s first true value within `timeout` seconds; AssertionError naming `what`
+    when there is none."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(pause)
+    raise AssertionError("%s: not within %ss" % (what, timeout))
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -359,13 +359,7 @@ class NeverInTheWayTest(HookCase):
 
 
 def wait_for(predicate, timeout=support.READ_TIMEOUT, what="the condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("%s did not hold within %ss" % (what, timeout))
+    return support.wait_until(what, predicate, timeout, 0.02)
 
 
 class Wrapped(support.McpSession):

@@ -40,13 +40,7 @@ def stop(test, proc):
 @unittest.skipUnless(POSIX, "SIGSTOP")
 class StoppedPeerTest(SharedCase):
     def wait_until(self, what, check, timeout=15):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.1)
-        self.fail("%s: not within %ss" % (what, timeout))
+        return support.wait_until(what, check, timeout, 0.1)
 
     def call_within(self, s, method, params, timeout):
         """One request whose answer must come within `timeout` seconds."""

@@ -4,13 +4,16 @@ the sections above it. A section starts at a header between two dashed comment l
 to the section it stands in. A definition that names (anywhere in its body) a top-level name
 of a LATER section is a forward reference: the test fails on one, unless FORWARD allows it,
 with its reason. FORWARD may only shrink: an entry no longer needed fails too. The table of
-sections in the module's docstring is checked against the headers themselves."""
+sections in the module's docstring is checked against the headers themselves. What a
+statement defines and what a definition binds for itself are read as build_zipapp.py reads
+them (top_names, bound_inside: the archive's hook door is made of the functions they name)."""
 import ast
 import os
 import re
 import unittest
 
 import support
+from build_zipapp import bound_inside, top_names as defined_names
 
 MODULE = os.path.join(support.ROOT, "majordomus.py")
 DIVIDER = re.compile(r"# -{20,}\Z")
@@ -34,38 +37,6 @@ def sections(lines):
     return found
 
 
-def defined_names(node):
-    """The top-level names a statement defines."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    return []
-
-
-def bound_inside(node):
-    """The names a definition binds for itself (parameters, assignments, imports, inner
-    definitions): using one of them is not using the top-level name."""
-    bound = set()
-    for inner in ast.walk(node):
-        if inner is node:
-            continue
-        if isinstance(inner, ast.Name) and isinstance(inner.ctx, (ast.Store, ast.Del)):
-            bound.add(inner.id)
-        elif isinstance(inner, ast.arg):
-            bound.add(inner.arg)
-        elif isinstance(inner, (ast.Import, ast.ImportFrom)):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in inner.names)
-        elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(inner.name)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        arguments = node.args
-        bound.update(a.arg for a in arguments.posonlyargs + arguments.args
-                     + arguments.kwonlyargs)
-    return bound
-
-
 def forward_references(source):
     """(sections, {(definition, name): (its section, the name's section)})."""
     lines = source.split("\n")
@@ -86,8 +57,7 @@ def forward_references(source):
         if not names:
             continue
         here = section_of(node.lineno)
-        skip = bound_inside(node) if isinstance(node, (
-            ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else set()
+        skip = bound_inside(node)
         for inner in ast.walk(node):
             if (isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load)
                     and owner.get(inner.id, 0) > here and inner.id not in names

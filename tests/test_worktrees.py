@@ -71,13 +71,7 @@ class WorktreeCase(SharedCase):
         return self.tool(s, "majordomus_peers")
 
     def wait_until(self, what, check, timeout=10):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.05)
-        self.fail("%s: not within %ss" % (what, timeout))
+        return support.wait_until(what, check, timeout)
 
 
 class OneBoardTest(WorktreeCase):
