@@ -65,8 +65,8 @@ class InstallTest(unittest.TestCase):
         argv = [server["command"]] + [workspace if a in ("${workspaceFolder}",
                                                          "/path/to/repository") else a
                                       for a in server["args"]]
-        if shutil.which(argv[0]) is None:
-            self.skipTest("%s is not on PATH" % argv[0])
+        if shutil.which(argv[0]) is None:      # (a Debian root with python3.X alone)
+            argv[0] = support.PYTHON
         lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "install-test", "version": "1"}}},
