@@ -26,8 +26,15 @@ PATH_BOUND = "the path is over the 4096 byte bound"
 
 
 def stop(test, proc):
-    """SIGSTOP `proc` until the test ends (then it is resumed and killed)."""
+    """SIGSTOP `proc` until the test ends (then it is resumed and killed), returning once
+    every thread of it has stopped: the kernel wakes one thread to take the signal, and on
+    a loaded machine another may answer a request before that one runs and stops them all."""
     os.kill(proc.pid, signal.SIGSTOP)
+    tasks = "/proc/%d/task" % proc.pid
+    if os.path.isdir(tasks):
+        support.wait_until("every thread of pid %d stopped" % proc.pid,
+                           lambda: all(stopped(os.path.join(tasks, t, "stat"))
+                                       for t in os.listdir(tasks)), 10, 0.005)
 
     def resume():
         try:
@@ -35,6 +42,15 @@ def stop(test, proc):
         except OSError:
             pass
     test.addCleanup(resume)
+
+
+def stopped(stat):
+    """Whether /proc's stat line says the thread is stopped (state T)."""
+    try:
+        with open(stat) as handle:
+            return handle.read().rpartition(")")[2].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return True            # (a thread that ended stops nothing)
 
 
 @unittest.skipUnless(POSIX, "SIGSTOP")
@@ -90,7 +106,8 @@ class StoppedPeerTest(SharedCase):
                                                     "arguments": {}}, timeout=20)
         self.assertEqual([p["client"] for p in answer["result"]["structuredContent"]["peers"]],
                          ["beta"])
-        self.assertIn("took over the shared server", b.stderr())
+        # (logged after the lines waiting for the new server are answered)
+        self.wait_log(b, "took over the shared server")
 
 
 class BoundedWorkTest(SharedCase):
