@@ -4696,17 +4696,30 @@ class TermIndex:
         # searches on many threads, each changing them under this lock
         self.lock = _thread.allocate_lock()
 
-    def phrase_positions(self, phrase):
+    def phrase_positions(self, phrase, among=None):
         """The positions of the objects in whose text the phrase's terms stand in its
-        order: where the phrase itself may be (the verbatim test comes after)."""
+        order: where the phrase itself may be (the verbatim test comes after). With
+        `among` (positions), only those objects' pieces of the text are looked at: the
+        same answer within them, without a scan of the whole text for a few hits."""
         import bisect
         import re
-        found = set()
+        found, text, starts = set(), self.text, self.starts
         for form in {_normalised(phrase).strip(), re.sub(r"[\W_]+", " ", phrase).strip()}:
-            at = self.text.find(form) if form else -1
+            if not form:
+                continue
+            if among is not None:
+                # An object's piece runs from its first field's start to the next
+                # object's; a match belongs to the piece it begins in.
+                for position in among:
+                    end = starts[3 * position + 3] if 3 * position + 3 < len(starts) \
+                        else len(text)
+                    if text.find(form, starts[3 * position], end + len(form) - 1) >= 0:
+                        found.add(position)
+                continue
+            at = text.find(form)
             while at >= 0:
-                found.add((bisect.bisect_right(self.starts, at) - 1) // 3)
-                at = self.text.find(form, at + 1)
+                found.add((bisect.bisect_right(starts, at) - 1) // 3)
+                at = text.find(form, at + 1)
         return found
 
     def spans(self):
@@ -5092,7 +5105,9 @@ def _ranked_hits(gen, query):
     if not phrase or "\n" in phrase:
         near = ()
     elif len(scores) <= PHRASE_SCAN_OVER:
-        near = list(scores)           # few hits: tested at once, no scan of the text
+        # few hits: only their pieces of the text are looked at, and only an object whose
+        # piece holds the phrase's terms in order has its fields case-folded
+        near = index.phrase_positions(phrase, scores)
     else:
         near = index.phrase_positions(phrase)
     for position in near:
@@ -5117,7 +5132,8 @@ def _identifier_bonus(index, query, scores):
     for name in dict.fromkeys(re.findall(r"[^\W_]+(?:[_.\-][^\W_]+)+", query.casefold())):
         parts = len(re.findall(_WORD, name))
         last = name.rpartition(".")[2]
-        for position in index.phrase_positions(last):
+        for position in index.phrase_positions(
+                last, scores if len(scores) <= PHRASE_SCAN_OVER else None):
             if position in scores:
                 obj = index.objects[position]
                 if any(name in text.casefold() for text in _search_fields(obj)) or (
