@@ -170,6 +170,38 @@ class CountingPathsTest(unittest.TestCase):
         self.assertEqual(len(answers[0][1]), 1)
 
 
+class PhrasePositionsTest(unittest.TestCase):
+    """The phrase and identifier bonuses look for a phrase only in the scored objects'
+    pieces when the hits are few: the same objects as the scan of the whole text, kept to
+    those (a match belongs to the piece it begins in, also across a piece's end)."""
+
+    def test_among_is_the_scan_kept_to_those_objects(self):
+        import random
+        bodies = ["Hand over the handover; gen-00012 and gen-000123.", "Straße naïve ß été",
+                  "policy: builder_budget_lines: 60", "the rule ends here", "here the rule",
+                  "quick-brown fox, quick brown fox", ""]
+        repo = layer(self, *[rule("p%d" % n, "Rule %d" % n, body, tags=["t%d" % n])
+                             for n, body in enumerate(bodies * 2)])
+        index = mj.TermIndex(mj.first_generation(repo, "vcs", mj.Counters())[0].index.objects)
+        words = re.findall(r"[^\W_]+", index.text)
+        every = range(len(index.objects))
+        phrases = ["gen-00012", "builder_budget_lines", "quick-brown fox", "straße naïve",
+                   "ends here here", "here rule", "t1 rule", "absent phrase"]
+        seeded = random.Random(7)
+        for _ in range(300):
+            at, size = seeded.randrange(len(words) - 3), seeded.randint(1, 3)
+            phrase = " ".join(words[at:at + size])
+            phrases.append(phrase[seeded.randrange(len(phrase)):] if seeded.random() < 0.3
+                           else phrase)
+        for phrase in phrases:
+            among = set(seeded.sample(every, seeded.randint(1, len(every))))
+            with self.subTest(phrase=phrase, among=sorted(among)):
+                self.assertEqual(index.phrase_positions(phrase, among),
+                                 index.phrase_positions(phrase) & among)
+        self.assertEqual(index.phrase_positions("quick brown fox"),
+                         {n for n, obj in enumerate(index.objects) if "fox" in obj.content})
+
+
 class ReuseTest(unittest.TestCase):
     """§21 cost: after a rebuild, the term index takes the texts of unchanged objects from
     the previous one; what it holds is what a fresh build of the same objects holds."""
