@@ -186,7 +186,8 @@ class PhrasePositionsTest(unittest.TestCase):
         words = re.findall(r"[^\W_]+", index.text)
         every = range(len(index.objects))
         phrases = ["gen-00012", "builder_budget_lines", "quick-brown fox", "straße naïve",
-                   "ends here here", "here rule", "t1 rule", "absent phrase"]
+                   "ends here here", "here rule", "t1 rule", "absent phrase",
+                   "here....rule", "fox.....rule"]   # (across a piece's end)
         seeded = random.Random(7)
         for _ in range(300):
             at, size = seeded.randrange(len(words) - 3), seeded.randint(1, 3)
