@@ -15124,12 +15124,20 @@ def _read_input(most):
     return b"".join(parts)
 
 
-def hook_command(archive, client, guard=False):
+HOOK_IMPORT = "import sys; sys.path[0] = sys.argv[1]; import majordomus_hook"
+
+
+def hook_command(archive, client, guard=False, from_archive=True):
     """The command a client runs as its hook: this archive, by `python3 -S` (no site: the
-    archive needs the standard library only, and starts sooner without it)."""
+    archive needs the standard library only, and starts sooner without it). On POSIX, from
+    the archive, its member majordomus_hook is imported (HOOK_IMPORT) rather than the
+    archive run: the same entry point, without runpy (build_zipapp's HOOK). Windows keeps
+    the plain form, whose quoting every shell there reads alike."""
     command, head = ("py", ["-3", "-S"]) if os.name == "nt" else ("python3", ["-S"])
     quote = _shell_word if os.name != "nt" else (
         lambda word: '"%s"' % word if " " in word else word)
+    if from_archive and os.name != "nt":
+        head = head + ["-c", HOOK_IMPORT]
     words = [command] + head + [archive, "hook", "--client", client] + (
         ["--guard"] if guard else [])
     return " ".join(map(quote, words))
@@ -15142,7 +15150,9 @@ def hook_config(client, guard=False):
     start, each prompt, and the tools that write files (Gemini CLI: after them, where its
     hooks can add words for the model); with `guard`, the command refuses an edit of a path
     another session claims (Gemini CLI: before it, too)."""
-    command = hook_command(running_archive() or os.path.abspath(__file__), client, guard)
+    archive = running_archive()
+    command = hook_command(archive or os.path.abspath(__file__), client, guard,
+                           archive is not None)
     if client == "gemini":
         hook = {"name": "majordomus", "type": "command", "command": command, "timeout": 5000}
         events = [("SessionStart", None), ("BeforeAgent", None),

@@ -43,6 +43,8 @@ import majordomus as mj
 FIXTURES = os.path.join(support.ROOT, "tests", "fixtures", "hooks")
 R = ".ai/repo/rules/"
 RULE = "majordomus://rule/"
+# the printed command's program: the archive's member imported, not the archive run (§30)
+IMPORT_HOOK = "import sys; sys.path[0] = sys.argv[1]; import majordomus_hook"
 CONTEXT = "majordomus://context/"
 NEW_RULE = R + "project/new-rule.v1.md"
 
@@ -640,7 +642,9 @@ class PrintConfigTest(HookCase):
                                   for event, groups in value["hooks"].items()}, events)
                 for command in self.commands(value):
                     self.assertEqual(shlex.split(command), [
-                        "python3", "-S", support.PYZ, "hook", "--client", client])
+                        "python3", "-S", "-c", IMPORT_HOOK, support.PYZ, "hook", "--client",
+                        client] if os.name != "nt" else [
+                        "py", "-3", "-S", support.PYZ, "hook", "--client", client])
                 timeouts = {hook["timeout"] for groups in value["hooks"].values()
                             for group in groups for hook in group["hooks"]}
                 self.assertEqual(timeouts, {5000} if client == "gemini" else {5})
@@ -649,6 +653,10 @@ class PrintConfigTest(HookCase):
         self.assertTrue(all(c.endswith(" --guard") for c in self.commands(guarded)))
         self.assertTrue(all(c.endswith("--client codex --guard")
                             for c in self.commands(self.config("codex", "--guard"))))
+        # majordomus.py itself has no member to import: it is run
+        for command in self.commands(self.config("codex", via="py")):
+            self.assertEqual(shlex.split(command)[1:], ["-S", support.PY, "hook",
+                                                        "--client", "codex"])
 
     def test_the_printed_command_runs(self):
         command = shlex.split(self.commands(self.config("claude-code"))[0])
@@ -659,6 +667,27 @@ class PrintConfigTest(HookCase):
                            input=json.dumps(edit(self.repo, NEW_RULE)).encode("utf-8"),
                            timeout=30)
         self.assertIn(RULE + "project.alpha@2", self.context(p))
+
+    def test_the_printed_command_imports_neither_runpy_nor_the_folder_s_modules(self):
+        """The command imports the archive's member majordomus_hook (CPython would load
+        runpy, importlib.util and contextlib to run the archive); the folder the client
+        runs it in is not on the path, so a majordomus_hook.py there is never run."""
+        support.write(self.repo, "majordomus_hook.py", "print('the folder s own module')\n")
+        command = shlex.split(self.commands(self.config("claude-code"))[0])
+        if os.name == "nt":
+            self.skipTest("Windows runs the archive (hook_command)")
+        p = subprocess.run([support.PYTHON, "-X", "importtime"] + command[1:], cwd=self.repo,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=support.base_env(self.env), timeout=30,
+                           input=json.dumps(edit(self.repo, NEW_RULE)).encode("utf-8"))
+        lines = p.stderr.decode("utf-8").splitlines()
+        self.assertEqual([line for line in lines if not line.startswith("import time:")], [])
+        self.assertIn(RULE + "project.alpha@2", self.context(
+            subprocess.CompletedProcess(p.args, p.returncode, p.stdout, b"")))
+        self.assertNotIn(b"the folder s own module", p.stdout)
+        imported = {line.rsplit("|", 1)[1].strip() for line in lines}
+        self.assertIn("majordomus_hook", imported)
+        self.assertEqual(sorted({"runpy", "importlib.util", "contextlib"} & imported), [])
 
     def test_a_person_s_mistake_is_a_usage_error(self):
         p = support.run(["hook", "--print-config", "vim"], self.repo)

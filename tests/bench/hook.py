@@ -2,6 +2,7 @@
 live) and cold, beside `python3 -c pass`; the compact brief's size beside the whole one's."""
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -14,9 +15,22 @@ from bench.common import (CHILDREN, DEBIAN_PYTHON, GIT_ENV, NotAvailable, PYTHON
                           ROOT, SPAWN_TIMEOUT, child_env, fmt_ms, last_line, p50, progress)
 
 
+def printed_command(python):
+    """The hook command `--print-config claude-code` prints, its python3 this one."""
+    p = subprocess.run([python, common.PYZ, "hook", "--print-config", "claude-code"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=SPAWN_TIMEOUT)
+    try:
+        command = json.loads(p.stdout.decode("utf-8"))["hooks"]["PreToolUse"][0]["hooks"][0][
+            "command"]
+    except (ValueError, LookupError) as exc:
+        raise NotAvailable("--print-config: %s %s" % (exc, last_line(p.stderr)))
+    words = shlex.split(command)
+    return [python] + words[1:]
+
+
 def section_hook(table, real, runs):
-    """SPEC §30, `majordomus hook` on real-latest, as a client runs it (`python3 -S
-    archive hook`, its JSON on stdin: a Claude Code Edit of a new file in a governed folder,
+    """SPEC §30, `majordomus hook` on real-latest, as a client runs it (the command
+    `--print-config claude-code` prints, under this interpreter; its JSON on stdin: a Claude Code Edit of a new file in a governed folder,
     a session id of its own each run): warm (an `mcp` owner live for the root: the
     archive's door asks it) and cold (no owner: an index of the hook's own), interleaved
     with `python3 -c pass` in one run, p50 and the ratios (warm <= 1.5x, cold <= 3x); and
@@ -79,7 +93,7 @@ def section_hook(table, real, runs):
             if time.monotonic() > deadline:
                 raise NotAvailable("no lease within %d s" % SPAWN_TIMEOUT)
             time.sleep(0.01)
-        hook = [python, "-S", common.PYZ, "hook"]
+        hook = printed_command(python)
         times = {"pass": [], "warm": [], "cold": []}
         once(hook, envs["warm"], hook_input(-1))         # warm-up: the owner's first brief
         once(hook, envs["cold"], hook_input(-2))

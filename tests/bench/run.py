@@ -116,7 +116,8 @@ def main(argv=None):
         t0 = time.perf_counter()
         skel, big = make_repos(tmp)
         needs = lambda *names: any(name in wanted for name in names)  # noqa: E731
-        real = (make_real_latest(tmp) if needs("spawn", "context", "brief", "pages", "shared")
+        real = (make_real_latest(tmp) if needs("spawn", "context", "brief", "pages", "shared",
+                                             "hook")
                 else None)
         ctx = make_context_repo(tmp) if needs("context", "brief") else None
         huge = make_rules_repo(tmp, BIG_RULES) if needs("memory", "shared") else None
