@@ -833,7 +833,8 @@ class InstructionsTest(unittest.TestCase):
 
 class InProcessTest(unittest.TestCase):
     """What a process adds nothing to: a bounded path is refused before any file-system
-    call, in under 10 ms; the platform's separator; the projection's stamp read."""
+    call, at the cost of its length (a 1 MiB path took 80 s of CPU before §25.1); the
+    platform's separator; the projection's stamp read."""
 
     def test_bounded_path_before_the_file_system(self):
         repo = make(self)
@@ -848,24 +849,25 @@ class InProcessTest(unittest.TestCase):
                 touched.append(name)
                 return real(*args, **kwargs)
             return call
-        for path in ("a" * 5000, "x\x00y", "\u00e9" * 3000 + "/x"):
+        for path in ("a" * 5000, "x\x00y", "\u00e9" * 3000 + "/x", "a/" * (1 << 19)):
             with self.subTest(path=path[:10]):
                 try:
                     for name, real in saved.items():
                         setattr(os, name, spy(name, real))
                     for name, real in saved_path.items():
                         setattr(os.path, name, spy(name, real))
-                    began = time.perf_counter()
+                    # this process's CPU, not the wall's: a loaded machine does not count
+                    began = time.process_time()
                     with self.assertRaises(mj.InvalidInput):
                         mj.brief(gen, {"path": path})
-                    elapsed = time.perf_counter() - began
+                    elapsed = time.process_time() - began
                 finally:
                     for name, real in saved.items():
                         setattr(os, name, real)
                     for name, real in saved_path.items():
                         setattr(os.path, name, real)
                 self.assertEqual(touched, [])
-                self.assertLess(elapsed, 0.010)
+                self.assertLess(elapsed, 0.5)
 
     def test_platform_separator(self):
         saved = os.sep
