@@ -859,20 +859,30 @@ def ensure_pyz():
     return proc.returncode == 0
 
 
-def main(argv):
-    seed, trees, paths, keep = arguments(argv)
+def unready(label):
+    """The exit code of a differential that cannot run here (bash or git missing, 2; the
+    reference data absent, 0: skipped by name, §28; the archive not built, 2), its line
+    printed under `label`; None when it can run."""
     for tool in ("bash", "git"):
         if shutil.which(tool) is None:
-            print("context oracle: cannot run: %s is not on PATH" % tool)
+            print("%s: cannot run: %s is not on PATH" % (label, tool))
             return 2
     missing = (reference_missing("oracle", "context", "bin", "majordomus")
                or reference_missing("oracle", "context", "test", "fixture-69"))
     if missing:
-        print("context oracle: skipped (%s)" % missing)
+        print("%s: skipped (%s)" % (label, missing))
         return 0
     if not ensure_pyz():
-        print("context oracle: cannot run: majordomus.pyz does not build")
+        print("%s: cannot run: majordomus.pyz does not build" % label)
         return 2
+    return None
+
+
+def main(argv):
+    seed, trees, paths, keep = arguments(argv)
+    code = unready("context oracle")
+    if code is not None:
+        return code
     started = time.time()
     situations = case69_situations()
     if os.path.isdir(REAL_LATEST):

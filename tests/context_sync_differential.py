@@ -48,7 +48,6 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import context_differential as cd  # noqa: E402
-from support import reference_missing  # noqa: E402
 
 A = cd.A
 POLICY = ".ai/repo/policy.yaml"
@@ -439,18 +438,9 @@ def arguments(argv):
 
 def main(argv):
     seed, trees, keep = arguments(argv)
-    for tool in ("bash", "git"):
-        if shutil.which(tool) is None:
-            print("context sync oracle: cannot run: %s is not on PATH" % tool)
-            return 2
-    missing = (reference_missing("oracle", "context", "bin", "majordomus")
-               or reference_missing("oracle", "context", "test", "fixture-69"))
-    if missing:
-        print("context sync oracle: skipped (%s)" % missing)
-        return 0
-    if not cd.ensure_pyz():
-        print("context sync oracle: cannot run: majordomus.pyz does not build")
-        return 2
+    code = cd.unready("context sync oracle")
+    if code is not None:
+        return code
     started = time.time()
     cases = case69_cases()
     if os.path.isdir(cd.REAL_LATEST):
