@@ -1239,8 +1239,9 @@ def _closing_fence(text, start):
         start, at = end, -1
 
 
-def split_front_matter(text):
-    """§3.6: (metadata mapping or None, body); raise SubsetError for a broken front matter."""
+def split_front_matter(text, parse=parse_subset):
+    """§3.6: (metadata mapping or None, body); raise SubsetError for a broken front matter.
+    `parse`: what reads the front matter's text (parse_subset, or a TreeCache's parse)."""
     if text.startswith("---\n"):
         start = 4
     elif text.startswith("---\r\n"):
@@ -1260,7 +1261,65 @@ def split_front_matter(text):
                               % (size, FRONT_MATTER_LIMIT))
     newline = text.find("\n", fence[1])
     body = "" if newline < 0 else text[newline + 1:]
-    return parse_subset(inner), body
+    return parse(inner), body
+
+
+class TreeCache:
+    """The trees an earlier process parsed, by their texts: a process's first index build
+    parses only the texts no earlier one did (parsing is half of that build, §23). A text
+    is its own key, so no entry can go stale; `identity` names the module and interpreter
+    that made them, and trees of any other are not used. `read()` gives the bytes kept
+    (data(): what to keep next), asked once, when the build first needs them (load())."""
+
+    def __init__(self, read, identity):
+        self.read, self.identity = read, identity
+        self.known = None    # text -> its tree, marshalled (as kept by the last process)
+        self.kept = {}       # the same, of the texts this process parsed
+        self.changed = False
+
+    def load(self):
+        if self.known is not None:
+            return
+        import marshal
+        self.known, head = {}, None
+        try:
+            data = self.read()
+            head, known = marshal.loads(data) if data else (None, None)
+        except Exception:  # unreadable, or not ours: kept again from what is parsed now
+            pass
+        if head == self.identity and type(known) is dict:
+            self.known = known
+        else:
+            self.changed = True
+
+    def parse(self, text):
+        """parse_subset(text), from the cache where it holds the text."""
+        import marshal
+        self.load()
+        data = self.known.get(text)
+        if type(data) is bytes:
+            try:
+                tree = marshal.loads(data)
+            except Exception:  # a damaged entry: parsed again below
+                tree = None
+            if type(tree) is dict:
+                self.kept[text] = data
+                return tree
+        tree = parse_subset(text)
+        try:
+            self.kept[text] = marshal.dumps(tree)
+            self.changed = True
+        except ValueError:  # deeper than marshal goes (§25): parsed again next time
+            pass
+        return tree
+
+    def data(self):
+        """What to keep for the next process (the trees of the texts this one parsed), or
+        None when that is what was read."""
+        import marshal
+        if self.known is None or not (self.changed or len(self.kept) != len(self.known)):
+            return None
+        return marshal.dumps((self.identity, self.kept))
 
 
 def render_scalar(value):
@@ -4197,12 +4256,12 @@ def _read_file(decl, path, source, full, info, failure, kept=None):
     metadata, body, found = {}, text, None
     if kind.format == "yaml":
         try:
-            metadata = parse_subset(text)
+            metadata = decl.parse(text)
         except SubsetError as exc:
             raise _Excluded("malformed_yaml", str(exc))
     elif kind.format == "markdown" and kind.front_matter != "none":
         try:
-            found, body = split_front_matter(text)
+            found, body = split_front_matter(text, decl.parse)
         except SubsetError as exc:
             raise _Excluded("malformed_front_matter", str(exc),
                             context=broken_front_is_context(path, text, str(exc)))
@@ -4427,6 +4486,7 @@ class Declarations:
         # symlinks (vcs), the names on disk of those not in NFC there (filesystem).
         self.links, self.on_disk = frozenset(), {}
         self.folders = {}   # folder -> the symlink on its way, or None (linked_folder)
+        self.parse = parse_subset   # what reads a file's YAML (a first build: TreeCache's)
         knowledge = manifest.sections["knowledge"]
         # What a live process stats to see a declaration change (§15.2). The knowledge
         # folder's own signature moves when a kinds file or an allow/ folder appears or
@@ -8240,9 +8300,10 @@ def first_generation(start, discovery, counters, live=None):
     return read_generation(find_root(start), discovery, counters, live)
 
 
-def read_generation(root, discovery, counters, live=None):
+def read_generation(root, discovery, counters, live=None, trees=None):
     """first_generation from a root already found; a Fatal from the declarations carries
-    `layer` (the layer cannot be read, §25)."""
+    `layer` (the layer cannot be read, §25). `trees`: a TreeCache the files' YAML is read
+    through."""
     # git lists the index while the declarations are read (still one ls-files, §4.3).
     listing = git_started(root, *LS_FILES) if discovery == "vcs" else None
     try:
@@ -8252,6 +8313,9 @@ def read_generation(root, discovery, counters, live=None):
             exc.layer = True
             raise
         dirs = find_git_dirs(root)
+        if trees is not None:
+            trees.load()                 # (while git lists the index)
+            decl.parse = trees.parse
     except BaseException:
         if listing is not None:
             listing()                    # reaped, not left behind
@@ -8262,6 +8326,7 @@ def read_generation(root, discovery, counters, live=None):
     with _Building():
         index = build_index(decl, claims, diagnostics, counters, listed=listed,
                             reserved=BUILTIN_IDS)
+        decl.parse = parse_subset        # a rebuild parses what changed, as it always did
         counters.phase("index_build", began)
         counters.count("index_builds")
         counters.values["generation"] = 1
@@ -8389,7 +8454,7 @@ class Live:
     files) and rebuilds only what changed; a failed rebuild keeps the last good one."""
 
     def __init__(self, start, discovery, counters, watch=True, strict=False, board=None,
-                 nowhere=False):
+                 nowhere=False, trees=None):
         import _thread
         self.counters, self.watch, self.strict = counters, watch, strict
         self.stale = None
@@ -8407,6 +8472,7 @@ class Live:
         self.board = board        # the sessions of this process (§27), if it has any
         self.hooks = None         # what hook.deliver is lent here (§30: a HookHost)
         self.stale_since = None   # when the last good generation began to be served over
+        self.trees = None         # the TreeCache of the first build (its owner keeps it)
         try:
             root = find_root(start)
         except Fatal as exc:
@@ -8420,7 +8486,9 @@ class Live:
             discovered = NOTHING_DISCOVERED
         try:
             if root is not None:
-                self.generation, discovered = read_generation(root, discovery, counters, self)
+                self.trees = trees(root) if trees is not None else None
+                self.generation, discovered = read_generation(root, discovery, counters, self,
+                                                              self.trees)
         except Fatal as exc:
             if strict or not getattr(exc, "layer", False):
                 raise
@@ -13194,6 +13262,20 @@ class LeaseFolder:
     def where(self, name):
         return os.path.join(self.path, name)
 
+    def replace(self, name, other):
+        """Put the file `name` in the place of `other`, in one rename."""
+        if self.handle is not None:
+            os.replace(name, other, src_dir_fd=self.handle, dst_dir_fd=self.handle)
+        else:
+            os.replace(self.where(name), self.where(other))
+
+    def remove(self, name):
+        kwargs, where = self._at(name)
+        try:
+            os.unlink(where, **kwargs)
+        except OSError:
+            pass
+
 
 def open_lease_folder():
     """(LeaseFolder, None), or (None, why the lease directory cannot be used)."""
@@ -13229,6 +13311,83 @@ def open_lease_folder():
 def lease_name(root):
     """The lease of a root: the first 16 hex digits of sha256 of its real path, .json."""
     return root_digest(root)[:16] + ".json"
+
+
+# The trees of a root's texts (TreeCache), kept beside its lease for the next process's first
+# build: `trees-<16 hex>-<bytecode tag>.marshal`, 0600, written by an owner once its first
+# answer is out and by a hook that read the layer itself, never by a standalone process.
+TREES_LIMIT = 256 << 20
+
+
+def module_identity():
+    """What names this module's build and interpreter, for TreeCache: the version, the
+    bytecode tag, and the path, size and time of the file that holds the module (the
+    archive, or majordomus.py); None when no such file is found."""
+    where = os.path.abspath(__file__)
+    while True:
+        try:
+            info = os.stat(where)
+            if stat.S_ISREG(info.st_mode):
+                return "%s %s %s %d %d" % (VERSION, sys.implementation.cache_tag, where,
+                                           info.st_size, info.st_mtime_ns)
+        except OSError:
+            pass                           # a member of the archive: its parent is the file
+        parent = os.path.dirname(where)
+        if parent == where:
+            return None
+        where = parent
+
+
+def _trees_name(root):
+    return "trees-%s-%s.marshal" % (root_digest(root)[:16], sys.implementation.cache_tag)
+
+
+def tree_cache(folder, root):
+    """The TreeCache of a root's first build from what the lease directory `folder` keeps
+    (None without one): the file read as a lease is (never through a link, this user's
+    own, 0600), when the build first asks."""
+    identity = module_identity() if folder is not None else None
+    if identity is None:
+        return None
+    name = _trees_name(root)
+
+    def read():
+        handle = folder.open(name, os.O_RDONLY)
+        try:
+            info = os.fstat(handle)
+            if unsafe_lease(info, folder.where(name)) is not None or (
+                    info.st_size > TREES_LIMIT):
+                return b""
+            return read_whole(handle, info.st_size, TREES_LIMIT)
+        finally:
+            os.close(handle)
+    return TreeCache(read, identity)
+
+
+def keep_trees(folder, root, cache):
+    """Keep what the next process's first build reads (TreeCache.data) where it changed: a
+    new file renamed over the old one, so that a reader finds the one or the other whole."""
+    data = cache.data() if cache is not None and folder is not None else None
+    if data is None or len(data) > TREES_LIMIT:
+        return
+    name = _trees_name(root)
+    temporary = "%s.%d.tmp" % (name, os.getpid())
+    try:
+        handle = folder.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except OSError:
+        return                            # (the next process tries again)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+        os.close(handle)
+        handle = None
+        folder.replace(temporary, name)
+    except OSError:
+        folder.remove(temporary)
+    finally:
+        if handle is not None:
+            os.close(handle)
 
 
 class Refusal(Exception):
@@ -13890,9 +14049,11 @@ class _MemoryFile:
 
 
 def _sweep_memories(folder):
-    """Remove the session memories of the lease directory unused for HOOK_MEMORY_DAYS."""
+    """Remove the session memories (and the kept trees, keep_trees) of the lease directory
+    unused for HOOK_MEMORY_DAYS."""
     try:
-        names = [name for name in os.listdir(folder.path) if name.startswith("hook-")]
+        names = [name for name in os.listdir(folder.path)
+                 if name.startswith(("hook-", "trees-"))]
     except OSError:
         return
     old = time.time() - HOOK_MEMORY_DAYS * 86400
@@ -14006,6 +14167,10 @@ class Sharing:
 
     def _run(self, live):
         self._kick.acquire(True, KICK_SECONDS)
+        # The first build's trees, kept for the next process (a session that ended at
+        # once keeps them too): off the path to the first answer, as the port is.
+        trees, live.trees = live.trees, None
+        keep_trees(self.lease.folder, self.lease.root, trees)
         if self.stopping:
             return
         try:
@@ -14211,6 +14376,8 @@ class SharedStdio(StdioLoop):
         live, self.sharing = self.live, sharing
         if sharing is not None:
             sharing.start(live, kicked=takeover)
+        else:
+            live.trees = None           # (an owner keeps them, once its first answer is out)
         self.session.replaying = self.replaying = True
         for line in replay:
             answer_guarded(live, self.session, line)
@@ -14737,16 +14904,17 @@ def _cli_number(option, value, wanted, usage):
         raise UsageError("invalid value '%s' for '%s %s" % (value, option, wanted), usage)
 
 
-def start(options, long_lived):
+def start(options, long_lived, trees=None):
     """§9.0: the first generation (root → … → registry), inside a Live for `mcp` and
-    `serve`; --strict refuses; a long-lived process logs the diagnostics."""
+    `serve`; --strict refuses; a long-lived process logs the diagnostics. `trees`: the
+    root's TreeCache, asked of `trees(root)` (a Live's first build)."""
     counters = Counters()
     begin = (options.get("--repo", "."), options.get("--discovery", "vcs"), counters)
     strict = "--strict" in options.flags
     try:
         if long_lived:
             live = Live(*begin, watch="--no-watch" not in options.flags, strict=strict,
-                        board=Board(), nowhere=options.command == "mcp")
+                        board=Board(), nowhere=options.command == "mcp", trees=trees)
             live.hooks = BoardHooks(live)
             gen = live.generation
         else:
@@ -14888,8 +15056,8 @@ def run_mcp(options):
         if root is not None:
             folder, why = open_lease_folder()
             if folder is not None:
-                loop = SharedStdio(options, start_live, Elector(root, folder,
-                                                                 options_text(options)))
+                loop = SharedStdio(options, lambda options: start_live(options, folder),
+                                   Elector(root, folder, options_text(options)))
                 loop.link()
                 return loop.run()
         log(INFO, "not shared: %s; serving standalone" % why)
@@ -14898,9 +15066,11 @@ def run_mcp(options):
     return loop.run()
 
 
-def start_live(options):
-    """A long-lived process's start-up (`mcp`): its live layer."""
-    return start(options, True)[0]
+def start_live(options, folder=None):
+    """A long-lived process's start-up (`mcp`): its live layer (where it shares, its first
+    build through the trees the lease directory `folder` keeps)."""
+    trees = (lambda root: tree_cache(folder, root)) if folder is not None else None
+    return start(options, True, trees)[0]
 
 
 def run_peers(options):
@@ -14952,7 +15122,7 @@ def run_hook(options):
         _hook_log_off()
     else:
         data, writing = None, _hook_quiet()
-    answer, why = None, None
+    answer, why, prepared = None, None, None
     try:
         prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
                                  else data)
@@ -14968,6 +15138,11 @@ def run_hook(options):
         log(DEBUG, "the hook failed", traceback=_traceback_text())
         why = "internal error: %s: %s" % (type(exc).__name__, exc)
     _hook_say(writing, answer, why)
+    if prepared is not None and prepared.trees is not None:
+        try:
+            keep_trees(prepared.folder, prepared.root, prepared.trees)
+        except Exception:  # (the next hook parses again)
+            pass
     return EXIT_OK
 
 
@@ -15049,7 +15224,7 @@ class _HookAsk:
     """A hook's input, checked, with its root and what hook.deliver is asked; the lease
     directory and the live owner's lease (None: none live)."""
 
-    __slots__ = ("root", "arguments", "folder", "why", "fields")
+    __slots__ = ("root", "arguments", "folder", "why", "fields", "trees")
 
 
 def _hook_prepare(options, data):
@@ -15064,6 +15239,7 @@ def _hook_prepare(options, data):
     except UnicodeDecodeError:
         raise Fatal(EXIT_OK, "the hook's input is not UTF-8")
     call = _HookAsk()
+    call.trees = None
     call.root = find_root(options.get("--repo", "."))
     call.arguments = arguments = {"input": text}
     if options.get("--client") is not None:
@@ -15101,7 +15277,8 @@ def _hook_warm(call):
 
 def _hook_cold(call):
     """The HookAnswer from an index of this process's own, with a file's memory."""
-    gen = read_generation(call.root, "vcs", Counters())[0]
+    call.trees = tree_cache(call.folder, call.root)
+    gen = read_generation(call.root, "vcs", Counters(), trees=call.trees)[0]
     gen.hooks = ColdHooks(call.folder, gen)
     log(DEBUG, "the hook was answered by an index of its own", objects=len(gen.index.objects),
         memory="a file in %s" % call.folder.path if call.folder is not None
