@@ -38,6 +38,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # only what it uses (door()), compiled alone. With an owner live for its root it asks the
 # owner and answers, having loaded a tenth of the module; else it hands what it read over to
 # the module loaded whole (HOOK_LEFT).
+#
+# The module is loaded with the cyclic collector paused, and what it made frozen (gc.freeze):
+# its functions and classes live as long as the process, and the collections that unmarshalling
+# a megabyte of code would set off cost a start most of a millisecond, for nothing.
 MAIN = b"""import sys
 import _frozen_importlib_external as _bootstrap
 
@@ -70,12 +74,16 @@ def _load():
         import majordomus
         majordomus.HOOK_LEFT = _LEFT
         return majordomus
+    import gc
     import marshal
     module = type(sys)("majordomus")
     module.__file__ = loader.archive + "/" + loader.prefix + "majordomus.py"
     module.__loader__ = loader
     sys.modules["majordomus"] = module
+    gc.disable()
     exec(marshal.loads(memoryview(data)[16:]), module.__dict__)
+    gc.freeze()
+    gc.enable()
     module.HOOK_LEFT = _LEFT
     return module
 
@@ -179,10 +187,84 @@ def compiled(source):
     interned name moved with the files beside this script (3.10: one folder in two)."""
     code = compile(source, "majordomus.py", "exec", dont_inherit=True)
     held = list(strings_in(code))
+    code = folded(source, code)
+    held += strings_in(code)
     data = marshal.dumps(code)
     del held
     return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
             + importlib.util.source_hash(source) + data)
+
+
+# The sections of majordomus.py whose functions an `mcp` start does not run: search, the
+# brief, the rest of `context`, HTTP, Markdown, the pages and the command line. In the pyc
+# each of their top-level functions is a stub holding the function's code, marshalled: the
+# first call makes it the function's code and calls the function again. A start then
+# unmarshals a third less code (SPEC §23; issue 31). The functions the hook's door runs stay
+# whole, as they are its own.
+FOLDED_SECTIONS = ("12", "13", "§33", "19", "20", "21", "22", "23")
+STUB = ("def {0}(*args, **kwargs):\n    import marshal\n"
+        "    {0}.__code__ = marshal.loads(b'')\n    return {0}(*args, **kwargs)\n")
+
+
+def folded(source, code):
+    """The module's code with the top-level functions of FOLDED_SECTIONS as stubs: plain
+    `def`s (no decorator, no name bound twice), not what the door uses."""
+    import ast
+    tree = ast.parse(source)
+    text = source.decode("utf-8") if isinstance(source, bytes) else source
+    heads = [(number + 1, line.split(" ")[1].rstrip(".:"))
+             for number, line in enumerate(text.split("\n"))
+             if line.startswith("# ") and line.split(" ")[1][:1] in "123456789§"
+             and line.split(" ")[1].rstrip(".:").lstrip("§").isdigit()]
+    bound = {}
+    for node in tree.body:
+        for name in top_names(node):
+            bound[name] = bound.get(name, 0) + 1
+    door_uses = used_by(tree, DOOR)
+    chosen = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        section = [label for line, label in heads if line < node.lineno]
+        if (section and section[-1] in FOLDED_SECTIONS and bound[node.name] == 1
+                and node.name not in door_uses):
+            chosen[node.name] = node.lineno
+    consts = []
+    for const in code.co_consts:
+        if (hasattr(const, "co_code") and chosen.get(const.co_name) == const.co_firstlineno
+                and not const.co_freevars):
+            const = stub(const)
+        consts.append(const)
+    return code.replace(co_consts=tuple(consts))
+
+
+def stub(function):
+    """A function's stub: its code, marshalled, in a body that unfolds it."""
+    name = function.co_name
+    made = compile(STUB.format(name), function.co_filename, "exec", dont_inherit=True)
+    body = next(c for c in made.co_consts if hasattr(c, "co_code"))
+    consts = tuple(marshal.dumps(function) if c == b"" else c for c in body.co_consts)
+    return body.replace(co_consts=consts, co_firstlineno=function.co_firstlineno)
+
+
+def used_by(tree, root):
+    """The top-level names `root` uses, directly or through one another."""
+    import ast
+    defined = {}
+    for node in tree.body:
+        for name in top_names(node):
+            defined.setdefault(name, []).append(node)
+    wanted, queue = set(), [root]
+    while queue:
+        name = queue.pop()
+        if name in wanted or name not in defined:
+            continue
+        wanted.add(name)
+        for node in defined[name]:
+            local = bound_inside(node)
+            queue += [inner.id for inner in ast.walk(node)
+                      if isinstance(inner, ast.Name) and inner.id not in local]
+    return wanted
 
 
 DOOR = "hook_door"     # the function the archive's entry point runs first for `hook`
@@ -195,20 +277,7 @@ def door(source):
     majordomus.py, never code of its own: run as the module would run them."""
     import ast
     tree = ast.parse(source)
-    defined = {}
-    for node in tree.body:
-        for name in top_names(node):
-            defined.setdefault(name, []).append(node)
-    wanted, queue = set(), [DOOR]
-    while queue:
-        name = queue.pop()
-        if name in wanted or name not in defined:
-            continue
-        wanted.add(name)
-        for node in defined[name]:
-            local = bound_inside(node)
-            queue += [inner.id for inner in ast.walk(node)
-                      if isinstance(inner, ast.Name) and inner.id not in local]
+    wanted = used_by(tree, DOOR)
     body = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
             or any(name in wanted for name in top_names(node))]
     code = compile(ast.Module(body=body, type_ignores=[]), "majordomus.py", "exec",

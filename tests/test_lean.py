@@ -228,3 +228,67 @@ class ShippedReadTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FoldedTest(unittest.TestCase):
+    """The archive's pyc (build_zipapp.py's folded()): the top-level functions of the
+    sections an `mcp` start does not run are stubs holding their code, which the first call
+    makes the function's own; each is the module's function, compiled from its source."""
+
+    @classmethod
+    def setUpClass(cls):
+        import importlib.util
+        support.require_archive()
+        with zipfile.ZipFile(support.PYZ) as archive:
+            data = archive.read("majordomus.pyc")
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            raise unittest.SkipTest("the archive's bytecode is another interpreter's: here "
+                                    "the module is compiled from its source, unfolded")
+        cls.code = marshal.loads(data[16:])
+        with open(os.path.join(support.ROOT, "majordomus.py"), "rb") as handle:
+            cls.source = compile(handle.read(), "majordomus.py", "exec", dont_inherit=True)
+
+    def functions(self, code):
+        return {(c.co_name, c.co_firstlineno): c for c in code.co_consts
+                if hasattr(c, "co_code")}
+
+    def test_each_stub_holds_its_function_s_code(self):
+        built, source = self.functions(self.code), self.functions(self.source)
+        self.assertEqual(sorted(built), sorted(source))
+        stubs = {key: c for key, c in built.items() if "__code__" in c.co_names}
+        self.assertGreater(len(stubs), 100)
+        for key, stub in stubs.items():
+            with self.subTest(function=key[0]):
+                inner = [marshal.loads(c) for c in stub.co_consts if isinstance(c, bytes)]
+                self.assertEqual(len(inner), 1)
+                real = source[key]
+                self.assertEqual((inner[0].co_code, inner[0].co_names, inner[0].co_consts,
+                                  inner[0].co_varnames),
+                                 (real.co_code, real.co_names, real.co_consts,
+                                  real.co_varnames))
+        for key, code in built.items():
+            if key not in stubs:
+                self.assertEqual(code.co_code, source[key].co_code, key)
+        # what an `mcp` start and the hook's door run stay whole
+        for name in ("parse_subset", "build_index", "read_generation", "run_mcp",
+                     "hook_door", "hook_output", "answer_guarded"):
+            self.assertIn(name, {key[0] for key in built})
+            self.assertNotIn(name, {key[0] for key in stubs})
+        for name in ("brief", "search_terms", "context_affected", "context_affected_text"):
+            self.assertIn(name, {key[0] for key in stubs})
+
+    def test_a_folded_function_answers_and_is_whole_after(self):
+        """The archive imported as a module, in a child: a folded function's first call
+        answers as the function does, and leaves the function holding its own code."""
+        probe = (
+            "import sys\n"
+            "sys.path.insert(0, sys.argv[1])\n"
+            "import majordomus as module\n"       # zipimport, which reads the pyc too
+            "f = module.search_terms\n"
+            "before = '__code__' in f.__code__.co_names\n"
+            "print(before, f('Rules ruled, RULING!'), '__code__' in f.__code__.co_names)\n")
+        p = subprocess.run([support.PYTHON, "-c", probe, support.PYZ], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.decode().split(), ["True", "['rul',", "'rul',", "'rul']",
+                                                      "False"])
