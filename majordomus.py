@@ -13264,7 +13264,7 @@ class LeaseFolder:
 
     def replace(self, name, other):
         """Put the file `name` in the place of `other`, in one rename."""
-        if self.handle is not None:
+        if self.handle is not None and os.rename in os.supports_dir_fd:
             os.replace(name, other, src_dir_fd=self.handle, dst_dir_fd=self.handle)
         else:
             os.replace(self.where(name), self.where(other))
