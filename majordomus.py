@@ -1264,18 +1264,28 @@ def split_front_matter(text, parse=parse_subset):
     return parse(inner), body
 
 
+TREES_FILES = 1000    # the most files a layer may have for a TreeCache to keep its trees
+
+
 class TreeCache:
     """The trees an earlier process parsed, by their texts: a process's first index build
     parses only the texts no earlier one did (parsing is half of that build, §23). A text
     is its own key, so no entry can go stale; `identity` names the module and interpreter
     that made them, and trees of any other are not used. `read()` gives the bytes kept
-    (data(): what to keep next), asked once, when the build first needs them (load())."""
+    (data(): what to keep next), asked once, when the build first needs them (load()).
+    Kept for a layer of at most TREES_FILES files (stop()): a larger one's would cost a
+    server that runs for days more memory than its start saves it time."""
 
     def __init__(self, read, identity):
         self.read, self.identity = read, identity
         self.known = None    # text -> its tree, marshalled (as kept by the last process)
         self.kept = {}       # the same, of the texts this process parsed
         self.changed = False
+        self.stopped = False
+
+    def stop(self):
+        """Parse without the cache from now on, and keep nothing."""
+        self.known, self.kept, self.stopped = {}, {}, True
 
     def load(self):
         if self.known is not None:
@@ -1295,6 +1305,8 @@ class TreeCache:
     def parse(self, text):
         """parse_subset(text), from the cache where it holds the text."""
         import marshal
+        if self.stopped:
+            return parse_subset(text)
         self.load()
         data = self.known.get(text)
         if type(data) is bytes:
@@ -1317,7 +1329,8 @@ class TreeCache:
         """What to keep for the next process (the trees of the texts this one parsed), or
         None when that is what was read."""
         import marshal
-        if self.known is None or not (self.changed or len(self.kept) != len(self.known)):
+        if self.stopped or self.known is None or not (
+                self.changed or len(self.kept) != len(self.known)):
             return None
         return marshal.dumps((self.identity, self.kept))
 
@@ -8321,6 +8334,8 @@ def read_generation(root, discovery, counters, live=None, trees=None):
             listing()                    # reaped, not left behind
         raise
     claims, diagnostics, walked, listed = discovered = discover_files(decl, counters, listing)
+    if trees is not None and len(claims) > TREES_FILES:
+        trees.stop()
     head = read_head(dirs) if dirs is not None else (None, None)
     began = time.perf_counter_ns()
     with _Building():

@@ -136,6 +136,24 @@ class TreeCacheTest(unittest.TestCase):
         self.assertIs(second.decl.parse, mj.parse_subset)    # a rebuild parses as ever
 
 
+    def test_a_layer_of_more_than_trees_files_keeps_none(self):
+        repo = support.make_repo(self)
+        files = len(mj.first_generation(repo, "vcs", mj.Counters())[0].index.results)
+        kept = self.cache()
+        mj.read_generation(repo, "vcs", mj.Counters(), trees=kept)
+        self.assertTrue(kept.kept)
+        saved = mj.TREES_FILES
+        mj.TREES_FILES = files - 1
+        try:
+            over = self.cache(kept.data())
+            gen = mj.read_generation(repo, "vcs", mj.Counters(), trees=over)[0]
+        finally:
+            mj.TREES_FILES = saved
+        self.assertTrue(over.stopped)
+        self.assertEqual((over.known, over.kept, over.data()), ({}, {}, None))
+        self.assertEqual(len(gen.index.results), files)
+
+
 class KeptTreesTest(unittest.TestCase):
     """The file beside the lease, over real processes."""
 
