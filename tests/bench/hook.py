@@ -46,7 +46,8 @@ def section_hook(table, real, runs):
             table.na(name, "no fixture at %s" % REAL_LATEST)
         return
     python = DEBIAN_PYTHON if os.path.exists(DEBIAN_PYTHON) else PYTHON
-    warm_run, cold_run = tempfile.mkdtemp(prefix="mj-hook-"), tempfile.mkdtemp(prefix="mj-hook-")
+    warm_run, cold_run = (tempfile.mkdtemp(prefix="mj-hook-", dir=common.runtime_parent())
+                          for _ in range(2))
     for folder in (warm_run, cold_run):
         os.chmod(folder, 0o700)
     base = dict(os.environ, **GIT_ENV)
