@@ -611,6 +611,13 @@ def read_whole(handle, size, limit=FILE_LIMIT):
     return data
 
 
+def write_whole(handle, data):
+    """Write all of `data` to an open file (os.write may write less than it is given)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(handle, view):]
+
+
 def folder_flags():
     """How a folder is opened so that a sweep stats its files by name in it (fstatat: the
     kernel walks the folder's path once, not once per file); None where os.stat takes no
@@ -13392,9 +13399,7 @@ def keep_trees(folder, root, cache):
     except OSError:
         return                            # (the next process tries again)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(handle, view):]
+        write_whole(handle, data)
         os.close(handle)
         handle = None
         folder.replace(temporary, name)
@@ -13428,9 +13433,7 @@ class Lease:
                             "started": utc_stamp()}).encode("utf-8") + b"\n"
         os.ftruncate(self.handle, 0)
         os.lseek(self.handle, 0, os.SEEK_SET)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.handle, view):]
+        write_whole(self.handle, data)
 
     def release(self):
         """Remove the lease (when the file is still this one) and let the lock go."""
@@ -14053,9 +14056,7 @@ class _MemoryFile:
                                      "given": list(self.given)[-HOOK_KEPT:]}).encode("utf-8")
                 os.ftruncate(handle, 0)
                 os.lseek(handle, 0, os.SEEK_SET)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(handle, view):]
+                write_whole(handle, data)
         except OSError:
             pass                        # the next hook repeats what this one said
         finally:
@@ -15432,9 +15433,7 @@ def _install_copy(source, folder, target):
                          | getattr(os, "O_BINARY", 0), 0o755)
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(handle, view):]
+                write_whole(handle, data)
             finally:
                 os.close(handle)
             os.replace(temporary, target)
