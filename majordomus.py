@@ -676,7 +676,9 @@ def find_program(name, entries, names=None, isabs=os.path.isabs, join=os.path.jo
 def git_program():
     """The git every git call runs: resolved once, from PATH's absolute entries only."""
     if not _GIT_PROGRAM:
-        _GIT_PROGRAM.append(find_program("git", os.get_exec_path(), executable_names("git")))
+        # os.get_exec_path() less its import of `warnings` (half a millisecond of a start)
+        path = os.environ.get("PATH", os.defpath).split(os.pathsep)
+        _GIT_PROGRAM.append(find_program("git", path, executable_names("git")))
     return _GIT_PROGRAM[0]
 
 
@@ -4627,18 +4629,73 @@ def _fold(term):
     return term
 
 
+# A text's words are found with str and bytes methods, not `re`: importing it and compiling
+# the patterns cost a hook that builds its own index a fifth of its time (§30). A class
+# string holds each character of a text, one for one, as a table says (bytes.translate's,
+# for ASCII) and each character past ASCII that a test picks out as a mark: its words are
+# then a str.split away, and a position in it is one in the text.
+_ASCII_BYTES = bytes(range(128))
+_TABLES = {}              # name -> bytes.translate's table, made on first use
+
+
+def _table(name, char_of):
+    """The table `name`: each ASCII byte as char_of(its character) says (one character),
+    each byte past ASCII kept."""
+    table = _TABLES.get(name)
+    if table is None:
+        table = _TABLES[name] = bytes(ord(char_of(chr(code))) for code in range(128)) + \
+            bytes(range(128, 256))
+    return table
+
+
+def recoded(text, table, marked, mark):
+    """`text`, one character for one: ASCII as `table` says, and every other character for
+    which marked(char) holds as `mark` (lone surrogates pass through as characters)."""
+    data = text.encode("utf-8", "surrogatepass")
+    out = data.translate(table).decode("utf-8", "surrogatepass")
+    if len(data) != len(text):
+        for char in set(data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")):
+            if marked(char):
+                out = out.replace(char, mark)
+    return out
+
+
+def _not_alnum(char):
+    return not char.isalnum()
+
+
+def spaced_words(text):
+    """`text` with every character but a letter or digit a space, one for one (str.isalnum
+    is what a pattern's `\\w` holds, but for `_`)."""
+    return recoded(text, _table("words", lambda c: c if c.isalnum() else " "), _not_alnum, " ")
+
+
+def words_of(text):
+    """The maximal runs of letters and digits in a text, as re.findall(_WORD) finds them."""
+    return spaced_words(text).split()
+
+
+def collapsed(text):
+    """re.sub(r"[\\W_]+", " ", text): each run of characters that are not letters or digits
+    one space."""
+    spaced = spaced_words(text)
+    words = spaced.split()
+    if not words:
+        return " " if spaced else ""
+    return "%s%s%s" % (" " if spaced[0] == " " else "", " ".join(words),
+                       " " if spaced[-1] == " " else "")
+
+
 def search_terms(text):
     """The folded terms of a text, in order (§21)."""
-    import re
-    return [fold_term(t) for t in re.findall(_WORD, text.casefold())]
+    return [fold_term(t) for t in words_of(text.casefold())]
 
 
 def query_terms(query):
     """(terms, own): a query's distinct terms in order, then the compound of each two
     neighbouring words, as written and with the first folded (`hand over`, `handing over`
     also ask for `handover`); `own` counts the query's own terms, which come first."""
-    import re
-    words = re.findall(_WORD, query.casefold())
+    words = words_of(query.casefold())
     terms = list(dict.fromkeys(fold_term(word) for word in words))
     own = len(terms)
     for first, second in zip(words, words[1:]):
@@ -4722,11 +4779,11 @@ def _ascii_table():
 
 def _normalised(text):
     """A field as space-separated terms, case-folded (not yet suffix-folded): the same
-    terms re.findall(_WORD) finds, with every other character a space."""
-    import re
+    terms re.findall(_WORD) finds, with every other character a space (past ASCII, each
+    run of them one space)."""
     if text.isascii():
         return text.encode("ascii").translate(_ascii_table()).decode("ascii")
-    return re.sub(r"[\W_]+", " ", text.casefold())
+    return collapsed(text.casefold())
 
 
 class TermIndex:
@@ -4782,9 +4839,8 @@ class TermIndex:
         `among` (positions), only those objects' pieces of the text are looked at: the
         same answer within them, without a scan of the whole text for a few hits."""
         import bisect
-        import re
         found, text, starts = set(), self.text, self.starts
-        for form in {_normalised(phrase).strip(), re.sub(r"[\W_]+", " ", phrase).strip()}:
+        for form in {_normalised(phrase).strip(), collapsed(phrase).strip()}:
             if not form:
                 continue
             if among is not None:
@@ -5202,15 +5258,39 @@ def _ranked_hits(gen, query):
     return hits
 
 
+def _identifiers(text):
+    """re.findall(r"[^\\W_]+(?:[_.\\-][^\\W_]+)+", text): runs of letters and digits
+    joined by one `_`, `.` or `-` each, at least two."""
+    out = []
+    spaced = recoded(text, _table("identifiers", lambda c: c if c.isalnum() or c in "_.-"
+                                  else " "), _not_alnum, " ")
+    for token in spaced.split():
+        if token.isalnum():
+            continue
+        # a token's words between its joining characters ("" where two stand together): an
+        # identifier is two or more words in a row
+        at, first, count = 0, 0, 0
+        for word in spaced_words(token).split(" ") + [""]:
+            if word:
+                if not count:
+                    first = at
+                count += 1
+            else:
+                if count > 1:
+                    out.append(token[first:at - 1])
+                count = 0
+            at += len(word) + 1
+    return out
+
+
 def _identifier_bonus(index, query, scores):
     """IDENTIFIER_BONUS a part for each identifier of the query (words joined by `_`, `.`
     or `-`: a YAML key, a rule's id, a finding's code, §29) that an object's text holds
     verbatim (case-folded), or, a YAML file's, as the path of one of its keys
     (`context.builder_budget_lines`): a key asked by name, alone or in a sentence, finds
     what declares it before what merely carries its words."""
-    import re
-    for name in dict.fromkeys(re.findall(r"[^\W_]+(?:[_.\-][^\W_]+)+", query.casefold())):
-        parts = len(re.findall(_WORD, name))
+    for name in dict.fromkeys(_identifiers(query.casefold())):
+        parts = len(words_of(name))
         last = name.rpartition(".")[2]
         for position in index.phrase_positions(
                 last, scores if len(scores) <= PHRASE_SCAN_OVER else None):
@@ -5497,6 +5577,36 @@ def rules_not_in_force(gen):
     return [dict(entry) for entry in gen.memo("brief.not_in_force", build)]
 
 
+_NAME_FIRST = _LETTERS + _DIGITS + "_"
+
+
+def _dotted_names(text):
+    """What re.findall(r"(?<![\\w.@/-])([A-Za-z0-9_][\\w-]*(?:\\.[\\w-]+)+|[A-Za-z0-9_]
+    [\\w.-]*(?=@\\d))", text) finds: a run of word characters, `.` and `-` that does not
+    follow `@` or `/` and begins with an ASCII one, up to its first empty part between dots
+    when it has two parts or more; else the whole run, when `@` and a digit follow it."""
+    out = []
+    marks = recoded(text, _table("names", lambda c: c if c.isalnum() or c in "_.-" else {
+        "@": "\1", "/": "\2"}.get(c, " ")), _not_alnum, " ")
+    for token in marks.split(" "):
+        if "." not in token and "\1" not in token:
+            continue
+        # only a token's first run can begin a name: every later one follows `@` or `/`
+        cut = min(at for at in (token.find("\1"), token.find("\2"), len(token)) if at >= 0)
+        run = token[:cut]
+        if not run or run[0] not in _NAME_FIRST:
+            continue
+        parts = run.split(".")
+        whole = 1
+        while whole < len(parts) and parts[whole]:
+            whole += 1
+        if whole > 1:
+            out.append(".".join(parts[:whole]))
+        elif token[cut:cut + 1] == "\1" and token[cut + 1:cut + 2].isdecimal():
+            out.append(run)
+    return out
+
+
 def _named_by(gen, docs, rules, linked):
     """{rule id: [the ids of the documents whose body names it]}: the chain's documents
     (ContextDoc) and the documents it links to (objects, named by their identity); a
@@ -5512,10 +5622,7 @@ def _named_by(gen, docs, rules, linked):
         obj = getattr(doc, "obj", doc)
         found = names.get(obj.uri)
         if found is None:
-            import re
-            found = names[obj.uri] = frozenset(re.findall(
-                r"(?<![\w.@/-])([A-Za-z0-9_][\w-]*(?:\.[\w-]+)+|[A-Za-z0-9_][\w.-]*(?=@\d))",
-                obj.body or "")) & ids
+            found = names[obj.uri] = frozenset(_dotted_names(obj.body or "")) & ids
         name = doc.id if obj is not doc else obj.identity
         for key in sorted(found):
             out.setdefault(key, []).append(name)
@@ -5590,8 +5697,7 @@ def _path_words(gen, target, governed=()):
         parts.pop()
     if target not in governed:
         names += parts
-    import re
-    words = re.findall(_WORD, " ".join(names))
+    words = words_of(" ".join(names))
     return " ".join(w for w in words if w.casefold() not in PLACEHOLDER_WORDS)
 
 
@@ -5634,14 +5740,59 @@ def _linked(gen, docs, held, target):
     return out
 
 
+_WORD_STOPS = "`'\"()[]<>*,;|"    # besides white space: what ends a word of a body
+_URI_STOPS = ")`'\"<>]"
+_TARGET_STOPS = ")>"
+
+
+def _stops(text, name, stops):
+    """`text` with each white space character and each of `stops` a NUL, one for one (a
+    NUL of the text, which stops nothing, a \\x01)."""
+    return recoded(text, _table(name, lambda c: "\0" if c.isspace() or c in stops else (
+        "\1" if c == "\0" else c)), str.isspace, "\0")
+
+
+def _link_words(body):
+    """What re.finditer(r"\\]\\(\\s*<?([^)\\s>]+)|majordomus://[^\\s)`'\"<>\\]]+|[^\\s`'\"()
+    \\[\\]<>*,;|]+", body) finds, each match's group 1 where it has one, in body order: a
+    link's target, a majordomus:// URI, a word. Every match ends where a word does, so the
+    body is walked word by word, and a URI or a link target may run over several."""
+    out, size = [], len(body)
+    words = _stops(body, "link words", _WORD_STOPS)
+    uris = targets = None
+    at = resume = 0
+    for word in words.split("\0"):
+        end = at + len(word)             # where the word stops: a stop, or the end
+        if word and at >= resume:
+            if body.startswith("majordomus://", at) and at + 13 < size and (
+                    body[at + 13] not in _URI_STOPS and not body[at + 13].isspace()):
+                uris = uris or _stops(body, "uris", _URI_STOPS)
+                resume = uris.find("\0", at + 13) % (size + 1)
+                out.append(body[at:resume])
+            else:
+                out.append(body[at:end])
+                resume = end
+        if end < size and end >= resume and body[end] == "]" and body[end + 1:end + 2] == "(":
+            start = end + 2
+            while start < size and body[start].isspace():
+                start += 1
+            if start < size:
+                targets = targets or _stops(body, "targets", _TARGET_STOPS)
+                stop = targets.find("\0", start + 1) % (size + 1)
+                if body[start] == "<" and stop > start + 1:
+                    start += 1           # <target>: the bracket is not the target's
+                if targets[start] != "\0":
+                    out.append(body[start:stop])
+                    resume = stop
+        at = end + 1
+    return out
+
+
 def _links_of(body, folder, by_path, by_uri):
     """The objects a body names by link, path or URI, in body order, once each."""
     import posixpath
-    import re
     out = []
-    for match in re.finditer(r"\]\(\s*<?([^)\s>]+)|majordomus://[^\s)`'\"<>\]]+|[^\s`'\"()"
-                             r"\[\]<>*,;|]+", body):
-        word = match.group(1) or match.group()
+    for word in _link_words(body):
         if word.startswith("majordomus://"):
             found = by_uri.get(word.rstrip(".:"))
         else:
