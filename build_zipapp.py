@@ -91,7 +91,8 @@ def _load():
 _LEFT = _door()
 if type(_LEFT) is int:
     sys.exit(_LEFT)
-sys.exit(_load().main())
+_module = _load()
+_module.exit_with(_module.main())
 """
 # The hook's command (SPEC §30) imports this member rather than running the archive: CPython
 # runs an archive through runpy, which imports importlib.util and contextlib first, some 5 ms

@@ -4639,8 +4639,8 @@ _TABLES = {}              # name -> bytes.translate's table, made on first use
 
 
 def _table(name, char_of):
-    """The table `name`: each ASCII byte as char_of(its character) says (one character),
-    each byte past ASCII kept."""
+    """bytes.translate's table `name`: each ASCII byte as char_of(its character) says (one
+    character), each byte past ASCII kept; made on first use."""
     table = _TABLES.get(name)
     if table is None:
         table = _TABLES[name] = bytes(ord(char_of(chr(code))) for code in range(128)) + \
@@ -4648,26 +4648,34 @@ def _table(name, char_of):
     return table
 
 
-def recoded(text, table, marked, mark):
-    """`text`, one character for one: ASCII as `table` says, and every other character for
-    which marked(char) holds as `mark` (lone surrogates pass through as characters)."""
+def recoded(text, name, char_of):
+    """`text` with each character as char_of(it) says: an ASCII one through the table
+    `name` (one character for one), each other one by str.replace (lone surrogates pass
+    through as characters)."""
     data = text.encode("utf-8", "surrogatepass")
-    out = data.translate(table).decode("utf-8", "surrogatepass")
+    out = data.translate(_table(name, char_of)).decode("utf-8", "surrogatepass")
     if len(data) != len(text):
         for char in set(data.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")):
-            if marked(char):
-                out = out.replace(char, mark)
+            made = char_of(char)
+            if made != char:
+                out = out.replace(char, made)
     return out
 
 
-def _not_alnum(char):
-    return not char.isalnum()
+def _word_char(char):
+    return char if char.isalnum() else " "
+
+
+def _folded_char(char):
+    """A character case-folded (str.casefold folds each alone), then each of what it
+    became that is no letter or digit a space."""
+    return "".join(part if part.isalnum() else " " for part in char.casefold())
 
 
 def spaced_words(text):
     """`text` with every character but a letter or digit a space, one for one (str.isalnum
     is what a pattern's `\\w` holds, but for `_`)."""
-    return recoded(text, _table("words", lambda c: c if c.isalnum() else " "), _not_alnum, " ")
+    return recoded(text, "words", _word_char)
 
 
 def words_of(text):
@@ -4678,7 +4686,11 @@ def words_of(text):
 def collapsed(text):
     """re.sub(r"[\\W_]+", " ", text): each run of characters that are not letters or digits
     one space."""
-    spaced = spaced_words(text)
+    return _collapse(spaced_words(text))
+
+
+def _collapse(spaced):
+    """A text of letters, digits and spaces with each run of spaces one."""
     words = spaced.split()
     if not words:
         return " " if spaced else ""
@@ -4761,29 +4773,28 @@ def _key_lines(node):
             stack.pop()
 
 
-_ASCII_TERMS = []   # bytes.translate's table of the ASCII fast path, made on first use
-
-
-def _ascii_table():
-    """bytes.translate's table: ASCII letters and digits lower-cased, every other ASCII
-    byte a space, the bytes past ASCII kept."""
-    if not _ASCII_TERMS:
-        table = bytearray(b" " * 128)
-        for code in range(128):
-            char = chr(code)
-            if char.isalnum():
-                table[code] = ord(char.lower())
-        _ASCII_TERMS.append(bytes(table) + bytes(range(128, 256)))
-    return _ASCII_TERMS[0]
-
-
 def _normalised(text):
     """A field as space-separated terms, case-folded (not yet suffix-folded): the same
     terms re.findall(_WORD) finds, with every other character a space (past ASCII, each
     run of them one space)."""
     if text.isascii():
-        return text.encode("ascii").translate(_ascii_table()).decode("ascii")
-    return collapsed(text.casefold())
+        return text.encode("ascii").translate(_table("folded", _folded_char)).decode("ascii")
+    # str.casefold folds each character alone: the few past ASCII are folded, not the text
+    return _collapse(recoded(text, "folded", _folded_char))
+
+
+
+ARRAY_OVER = 2000        # objects: a smaller TermIndex keeps its numbers in lists
+
+
+def _numbers(values, objects):
+    """A TermIndex's numbers: an array of a large layer's (a third of a list's memory), a
+    list of a small one's (importing array, and the collections it registers with, would
+    cost a hook that builds its own index 2 ms, §30)."""
+    if objects <= ARRAY_OVER:
+        return list(values)
+    import array
+    return array.array("L", values)
 
 
 class TermIndex:
@@ -4794,12 +4805,10 @@ class TermIndex:
 
     def __init__(self, objects, previous=None):
         import _thread
-        import array
-        import operator
         from itertools import accumulate, cycle
         self.objects = objects
         reuse = previous.spans() if previous is not None else {}
-        parts, lengths = [], array.array("L")    # lengths: each field's, in characters
+        parts, lengths = [], []                  # lengths: each field's, in characters
         for obj in objects:
             old = reuse.get(id(obj))
             if old is not None and old[0] is obj:
@@ -4818,12 +4827,13 @@ class TermIndex:
             lengths.extend(map(len, fields))
         # UTF-8's bytes past ASCII are left alike by the table, and a normalised piece's
         # ASCII too: one translation of the whole
-        self.text = "".join(parts).encode("utf-8").translate(_ascii_table()).decode("utf-8")
-        self.lengths = lengths
+        self.text = "".join(parts).encode("utf-8").translate(_table(
+            "folded", _folded_char)).decode("utf-8")
+        self.lengths = _numbers(lengths, len(objects))
         # where each field begins (3 an object), at the space before its first term: 3
         # characters lie between a field and the next, and 4 between objects
-        self.starts = array.array("L", accumulate(map(operator.add, lengths, cycle(
-            (3, 3, 4))), initial=2))
+        self.starts = _numbers(accumulate(map(int.__add__, lengths, cycle((3, 3, 4))),
+                                          initial=2), len(objects))
         del self.starts[-1:]
         count = max(len(objects), 1)
         self.average = [max(sum(lengths[f::3]) / count, 1.0) for f in range(3)]
@@ -5023,10 +5033,11 @@ class TermIndex:
         """A term's weights from where its words begin in the text, in text order so that
         every path sums an object's fields in one order."""
         import bisect
-        from collections import Counter
-        from functools import partial
-        return self._weights(Counter(map(partial(bisect.bisect_right, self.starts),
-                                         sorted(places))))
+        from itertools import repeat
+        found = list(map(bisect.bisect_right, repeat(self.starts), sorted(places)))
+        # how often each field holds the term (found is in order: its runs are the counts)
+        return self._weights({place: bisect.bisect_right(found, place) - bisect.bisect_left(
+            found, place) for place in dict.fromkeys(found)})
 
     def _scan(self, at, exact, prefixes):
         """Every word of `exact` and every word beginning with a prefix, in one regex scan
@@ -5075,10 +5086,10 @@ class TermIndex:
     def _bounds(self):
         """(where each object's text begins, where it ends), made on first use."""
         if self._bounded is None:
-            import array
             begins = self.starts[::3]
-            self._bounded = (begins, array.array("L", begins[1:]) + array.array(
-                "L", [len(self.text)]))
+            ends = begins[1:]
+            ends.append(len(self.text))
+            self._bounded = (begins, ends)
         return self._bounded
 
     def _idf(self, found):
@@ -5262,8 +5273,7 @@ def _identifiers(text):
     """re.findall(r"[^\\W_]+(?:[_.\\-][^\\W_]+)+", text): runs of letters and digits
     joined by one `_`, `.` or `-` each, at least two."""
     out = []
-    spaced = recoded(text, _table("identifiers", lambda c: c if c.isalnum() or c in "_.-"
-                                  else " "), _not_alnum, " ")
+    spaced = recoded(text, "identifiers", lambda c: c if c.isalnum() or c in "_.-" else " ")
     for token in spaced.split():
         if token.isalnum():
             continue
@@ -5586,8 +5596,8 @@ def _dotted_names(text):
     follow `@` or `/` and begins with an ASCII one, up to its first empty part between dots
     when it has two parts or more; else the whole run, when `@` and a digit follow it."""
     out = []
-    marks = recoded(text, _table("names", lambda c: c if c.isalnum() or c in "_.-" else {
-        "@": "\1", "/": "\2"}.get(c, " ")), _not_alnum, " ")
+    marks = recoded(text, "names", lambda c: c if c.isalnum() or c in "_.-" else {
+        "@": "\1", "/": "\2"}.get(c, " "))
     for token in marks.split(" "):
         if "." not in token and "\1" not in token:
             continue
@@ -5748,8 +5758,8 @@ _TARGET_STOPS = ")>"
 def _stops(text, name, stops):
     """`text` with each white space character and each of `stops` a NUL, one for one (a
     NUL of the text, which stops nothing, a \\x01)."""
-    return recoded(text, _table(name, lambda c: "\0" if c.isspace() or c in stops else (
-        "\1" if c == "\0" else c)), str.isspace, "\0")
+    return recoded(text, name, lambda c: "\0" if c.isspace() or c in stops else (
+        "\1" if c == "\0" else c))
 
 
 def _link_words(body):
@@ -15675,5 +15685,19 @@ def main(argv=None):
 
 
 
+def exit_with(code):
+    """End the process with `code`: a hook's (§30) at once, once what it printed is flushed,
+    since tearing down the index it built costs a client some 2.5 ms more at every edit;
+    any other command's through sys.exit (its threads joined, its files closed)."""
+    if sys.argv[1:2] == ["hook"]:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # a closed pipe: nothing more can be said
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -23,7 +23,8 @@ ALPHABET = (list("aZ09_.-@/\\]()[<>*,;|`'\" \t\n\r\x0b\x0c\x1c:#x")
             + ["majordomus://", "](", "](<", "](  ", "@1", "a.b", "v2"]
             + ["\xa0", "\u2003", "\u3000", "\u2028", "\x85",   # white space past ASCII
                "\xe9", "\u0130", "\xdf", "\ufb01", "\u0663",   # letters, a decimal digit
-               "\xb2", "\u2014", "\u2019", "\u2192", "\U0001F600", "\ud800"])
+               "\xb2", "\u2014", "\u2019", "\u2192", "\U0001F600", "\ud800",
+               "\u0345", "\u03a3", "\u03c3", "\u1e9e", "\u0149"])   # fold to letters
 
 
 def texts(seed, count, longest=40):
