@@ -37,7 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # A `hook` (SPEC §30) first runs the door, majordomus-hook.pyc: the module's hook_door and
 # only what it uses (door()), compiled alone. With an owner live for its root it asks the
 # owner and answers, having loaded a tenth of the module; else it hands what it read over to
-# the module loaded whole (HOOK_LEFT).
+# the module loaded whole (HOOK_LEFT), and the git listing the module will need, started
+# (git runs while the module loads).
 #
 # The module is loaded with the cyclic collector paused, and what it made frozen (gc.freeze):
 # its functions and classes live as long as the process, and the collections that unmarshalling

@@ -2012,12 +2012,13 @@ def manifest_places(here):
         here = parent
 
 
-def _read_declaration(root, relative):
-    """Parse one of the repository's YAML declarations; fatal errors name its path
-    (unreadable: exit 13; not the subset: exit 10)."""
+def _read_declaration(root, relative, parse):
+    """Parse one of the repository's YAML declarations (`parse`: parse_subset, or what
+    gives its trees); fatal errors name its path (unreadable: exit 13; not the subset:
+    exit 10)."""
     data = read_declared(root, relative)
     try:
-        return parse_subset(data.decode("utf-8"))
+        return parse(data.decode("utf-8"))
     except (UnicodeDecodeError, SubsetError) as exc:
         raise Fatal(EXIT_CONTRACT, "%s: %s" % (relative, exc))
 
@@ -2092,9 +2093,9 @@ def _manifest_allow():
     return allow
 
 
-def read_manifest(root, allow):
+def read_manifest(root, allow, parse=parse_subset):
     """§2.2, with its processing order: subset, unknown keys, schema, required keys."""
-    tree = _read_declaration(root, MANIFEST)
+    tree = _read_declaration(root, MANIFEST, parse)
     unknown = allow.unknown(key_paths(tree))
     if unknown:
         raise Fatal(EXIT_CONTRACT, "%s: unknown key(s): %s" % (MANIFEST, ", ".join(unknown)))
@@ -2150,13 +2151,13 @@ _CLASS_KEYS = (("id", str), ("kind", str), ("discovery", str), ("pathspec", str)
 _CLASS_KEY_NAMES = frozenset(name for name, _ in _CLASS_KEYS)
 
 
-def read_sources(root, manifest):
+def read_sources(root, manifest, parse=parse_subset):
     """§4.2: the declared classes in order; every defect is fatal (exit 10, or 13 unread)."""
     if "knowledge" not in manifest.sections:
         raise Fatal(EXIT_CONTRACT, "%s: no 'knowledge' section, so no sources can be declared"
                     % MANIFEST)
     where = manifest.sections["knowledge"] + "/sources.yaml"
-    tree = _read_declaration(root, where)
+    tree = _read_declaration(root, where, parse)
     for key in tree:
         if key not in ("version", "sources"):
             raise Fatal(EXIT_CONTRACT, "%s: unknown key '%s'" % (where, key))
@@ -2187,7 +2188,7 @@ def read_sources(root, manifest):
     return classes
 
 
-def read_repository_kinds(root, manifest, shipped):
+def read_repository_kinds(root, manifest, shipped, parse=parse_subset):
     """§4.4: the repository's kinds file and allow-lists, merged over the shipped kinds:
     (kinds, the paths of the repository's lists). Every defect is fatal (exit 10,
     `<path>: <reason>`); no kinds file = the shipped kinds."""
@@ -2196,7 +2197,7 @@ def read_repository_kinds(root, manifest, shipped):
     lists = _repository_allow_lists(root, knowledge + "/allow")
     if not os.path.lexists(native_path(root, where)):
         return shipped, sorted(allow.where for allow in lists.values())
-    tree = _read_declaration(root, where)
+    tree = _read_declaration(root, where, parse)
     try:
         declared, specs = check_kinds_tree(tree)
         for name in specs:
@@ -4522,19 +4523,20 @@ class Declarations:
         return native_path(self.root, self.on_disk.get(path, path))
 
 
-def read_declarations(root, discovery):
+def read_declarations(root, discovery, parse=parse_subset):
     """Manifest → sources → kinds (§9.0); every defect raises Fatal, whose `watched` names
-    the declarations to follow until they can be read (a live process, §25)."""
+    the declarations to follow until they can be read (a live process, §25). `parse`:
+    parse_subset, or what gives its trees (TreeCache.parse)."""
     watched = [MANIFEST, LAYER_TREE]
     try:
-        manifest = read_manifest(root, _manifest_allow())
+        manifest = read_manifest(root, _manifest_allow(), parse)
         knowledge = manifest.sections.get("knowledge")
         if knowledge is not None:
             allow = knowledge + "/allow"
             watched += [knowledge + "/sources.yaml", knowledge, knowledge + "/kinds.yaml",
                         allow] + [allow + "/" + name for name in _names_in(root, allow)]
-        classes = read_sources(root, manifest)
-        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds())
+        classes = read_sources(root, manifest, parse)
+        kinds, lists = read_repository_kinds(root, manifest, shipped_kinds(), parse)
     except Fatal as exc:
         exc.watched = watched
         raise
@@ -8481,21 +8483,24 @@ def first_generation(start, discovery, counters, live=None):
     return read_generation(find_root(start), discovery, counters, live)
 
 
-def read_generation(root, discovery, counters, live=None, trees=None):
+def read_generation(root, discovery, counters, live=None, trees=None, listing=None):
     """first_generation from a root already found; a Fatal from the declarations carries
     `layer` (the layer cannot be read, §25). `trees`: a TreeCache the files' YAML is read
-    through."""
+    through; `listing`: git_started's wait for LS_FILES in the root, started earlier."""
     # git lists the index while the declarations are read (still one ls-files, §4.3).
-    listing = git_started(root, *LS_FILES) if discovery == "vcs" else None
+    if listing is None and discovery == "vcs":
+        listing = git_started(root, *LS_FILES)
     try:
+        if trees is not None:
+            trees.load()                 # (while git lists the index)
         try:
-            decl = read_declarations(root, discovery)
+            decl = read_declarations(root, discovery, trees.parse if trees is not None
+                                     else parse_subset)
         except Fatal as exc:
             exc.layer = True
             raise
         dirs = find_git_dirs(root)
         if trees is not None:
-            trees.load()                 # (while git lists the index)
             decl.parse = trees.parse
     except BaseException:
         if listing is not None:
@@ -15277,7 +15282,8 @@ def run_peers(options):
 
 HOOK_SECONDS = 2.0        # a hook that has not answered by then adds nothing (§30)
 # What the archive's door (hook_door) read before it handed a hook over to the module loaded
-# whole: (the input's bytes, the lock its watchdog honours); set by the entry point.
+# whole: (the input's bytes, the lock its watchdog honours, (the root, the git listing it
+# started there) or None); set by the entry point.
 HOOK_LEFT = None
 
 
@@ -15295,10 +15301,10 @@ def run_hook(options):
         write_stdout(json_pretty(hook_config(client, "--guard" in options.flags)) + "\n")
         return EXIT_OK
     if HOOK_LEFT is not None:
-        data, writing = HOOK_LEFT
+        data, writing, listed = HOOK_LEFT
         _hook_log_off()
     else:
-        data, writing = None, _hook_quiet()
+        data, writing, listed = None, _hook_quiet(), None
     answer, why, prepared = None, None, None
     try:
         prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
@@ -15306,7 +15312,7 @@ def run_hook(options):
         if data is None:
             answer = _hook_warm(prepared)
         if answer is None:
-            answer = _hook_cold(prepared)
+            answer = _hook_cold(prepared, listed)
     except Fatal as exc:
         why = exc.message
     except CapabilityError as exc:
@@ -15330,7 +15336,8 @@ def hook_door(args):
     loading the module costs a hook more than its answer. For `hook` with a live owner for
     its root: the answer printed (or why there is none), and the exit code; None for any
     other command line (the module does it all); else (the input read, the watchdog's lock)
-    for the module's run_hook to answer from an index of its own (HOOK_LEFT)."""
+    for the module's run_hook to answer from an index of its own (HOOK_LEFT), with the
+    git listing it will need already started (git then runs while the module loads)."""
     try:
         options, _ = parse_args(args)
     except Exception:  # a usage error, a number over its bound: the module says it
@@ -15342,13 +15349,14 @@ def hook_door(args):
     answer, why = None, None
     try:
         data = _read_input(HOOK_INPUT + 1)
-        answer = _hook_warm(_hook_prepare(options, data))
+        call = _hook_prepare(options, data)
+        answer = _hook_warm(call)
         if answer is None:
-            return data, writing
+            return data, writing, (call.root, git_started(call.root, *LS_FILES))
     except Fatal as exc:
         why = exc.message
     except Exception:  # the module says it (once more, on an index of its own)
-        return data, writing
+        return data, writing, None
     _hook_say(writing, answer, why)
     return EXIT_OK
 
@@ -15452,10 +15460,18 @@ def _hook_warm(call):
     return answer
 
 
-def _hook_cold(call):
-    """The HookAnswer from an index of this process's own, with a file's memory."""
+def _hook_cold(call, listed=None):
+    """The HookAnswer from an index of this process's own, with a file's memory. `listed`:
+    (root, the git listing the door started for it), or None."""
+    listing = None
+    if listed is not None:
+        root, listing = listed
+        if root != call.root:
+            listing()                    # (reaped)
+            listing = None
     call.trees = tree_cache(call.folder, call.root)
-    gen = read_generation(call.root, "vcs", Counters(), trees=call.trees)[0]
+    gen = read_generation(call.root, "vcs", Counters(), trees=call.trees,
+                          listing=listing)[0]
     gen.hooks = ColdHooks(call.folder, gen)
     log(DEBUG, "the hook was answered by an index of its own", objects=len(gen.index.objects),
         memory="a file in %s" % call.folder.path if call.folder is not None
