@@ -1283,7 +1283,10 @@ class TreeCache:
     that made them, and trees of any other are not used. `read()` gives the bytes kept
     (data(): what to keep next), asked once, when the build first needs them (load()).
     Kept for a layer of at most TREES_FILES files (stop()): a larger one's would cost a
-    server that runs for days more memory than its start saves it time."""
+    server that runs for days more memory than its start saves it time.
+    Beside the trees, what made() gave for a text (a hook that reads the layer itself
+    keeps the search terms of each field past ASCII, §30), kept as one marshalled whole
+    that a process which never asks carries over unread."""
 
     def __init__(self, read, identity):
         self.read, self.identity = read, identity
@@ -1291,6 +1294,9 @@ class TreeCache:
         self.kept = {}       # the same, of the texts this process parsed
         self.changed = False
         self.stopped = False
+        self.made_read = b""     # made()'s texts and values as the last process kept them
+        self.made_known = None   # the same, unmarshalled on the first ask
+        self.made_kept = {}      # of the texts this process asked
 
     def stop(self):
         """Parse without the cache from now on, and keep nothing."""
@@ -1303,13 +1309,32 @@ class TreeCache:
         self.known, head = {}, None
         try:
             data = self.read()
-            head, known = marshal.loads(data) if data else (None, None)
+            head, known, made = marshal.loads(data) if data else (None, None, None)
         except Exception:  # unreadable, or not ours: kept again from what is parsed now
             pass
-        if head == self.identity and type(known) is dict:
-            self.known = known
+        if head == self.identity and type(known) is dict and type(made) is bytes:
+            self.known, self.made_read = known, made
         else:
             self.changed = True
+
+    def made(self, text, make):
+        """make(text), from the cache where it holds the text (make is always the same
+        function of a text, whose value is a str)."""
+        if self.stopped:
+            return make(text)
+        if self.made_known is None:
+            import marshal
+            self.load()
+            try:
+                known = marshal.loads(self.made_read) if self.made_read else {}
+            except Exception:  # damaged: made again
+                known = {}
+            self.made_known = known if type(known) is dict else {}
+        value = self.made_known.get(text)
+        if type(value) is not str:
+            value = make(text)
+        self.made_kept[text] = value
+        return value
 
     def parse(self, text):
         """parse_subset(text), from the cache where it holds the text."""
@@ -1338,10 +1363,13 @@ class TreeCache:
         """What to keep for the next process (the trees of the texts this one parsed), or
         None when that is what was read."""
         import marshal
+        asked = self.made_known is not None
         if self.stopped or self.known is None or not (
-                self.changed or len(self.kept) != len(self.known)):
+                self.changed or len(self.kept) != len(self.known) or asked and (
+                    self.made_kept != self.made_known)):
             return None
-        return marshal.dumps((self.identity, self.kept))
+        return marshal.dumps((self.identity, self.kept, marshal.dumps(self.made_kept)
+                              if asked else self.made_read))
 
 
 def render_scalar(value):
@@ -4805,9 +4833,10 @@ class TermIndex:
     boundaries, the field lengths, and the postings of the terms asked so far. The
     texts of objects a previous generation had are taken from its index, not made again."""
 
-    def __init__(self, objects, previous=None):
+    def __init__(self, objects, previous=None, normalise=None):
         import _thread
         from itertools import accumulate, cycle
+        normalise = normalise or _normalised
         self.objects = objects
         reuse = previous.spans() if previous is not None else {}
         parts, lengths = [], []                  # lengths: each field's, in characters
@@ -4823,7 +4852,7 @@ class TermIndex:
                 # casefold may lengthen a character: the field is normalised on its own (an
                 # ASCII piece is translated with the rest below, one character for one, so
                 # its raw lengths are its lengths)
-                fields = tuple(_normalised(text) for text in fields)
+                fields = tuple(map(normalise, fields))
                 piece = "   %s   %s   %s " % fields
             parts.append(piece)
             lengths.extend(map(len, fields))
@@ -5165,7 +5194,9 @@ def term_index(gen):
     def build():
         previous = gen.previous_terms
         gen.previous_terms = None       # an older generation's index is not kept alive
-        return TermIndex(gen.index.objects, previous)
+        trees = gen.trees
+        return TermIndex(gen.index.objects, previous, _normalised if trees is None else (
+            lambda text: trees.made(text, _normalised)))
     return gen.memo("terms", build)
 
 
@@ -8329,6 +8360,7 @@ class Generation:
         self.broken = None        # the fatal message, when the layer cannot be read (§25)
         self.absent = False       # no layer was found at all (§32): `broken` is NO_LAYER
         self.hooks = None         # what a one-shot hook lends hook.deliver (§30: HookHost)
+        self.trees = None         # a one-shot hook's TreeCache: its TermIndex keeps terms there
         began = time.perf_counter_ns()
         self.registry = Registry(builtin_descriptors(), index.objects)
         counters.count("registry_builds")
@@ -15472,6 +15504,7 @@ def _hook_cold(call, listed=None):
     call.trees = tree_cache(call.folder, call.root)
     gen = read_generation(call.root, "vcs", Counters(), trees=call.trees,
                           listing=listing)[0]
+    gen.trees = call.trees
     gen.hooks = ColdHooks(call.folder, gen)
     log(DEBUG, "the hook was answered by an index of its own", objects=len(gen.index.objects),
         memory="a file in %s" % call.folder.path if call.folder is not None

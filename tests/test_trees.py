@@ -88,7 +88,7 @@ class TreeCacheTest(unittest.TestCase):
         tree = cache.parse(deep)
         self.assertEqual(mj.key_paths(tree), mj.key_paths(mj.parse_subset(deep)))
         self.assertEqual(cache.kept, {})
-        self.assertEqual(marshal.loads(cache.data()), ("this build", {}))
+        self.assertEqual(marshal.loads(cache.data()), ("this build", {}, b""))
 
     def test_only_the_texts_read_are_kept(self):
         whole = self.cache()
@@ -96,27 +96,83 @@ class TreeCacheTest(unittest.TestCase):
             whole.parse(text)
         again = self.cache(whole.data())
         again.parse(TEXTS[0])
-        identity, kept = marshal.loads(again.data())
-        self.assertEqual((identity, list(kept)), ("this build", [TEXTS[0]]))
+        identity, kept, made = marshal.loads(again.data())
+        self.assertEqual((identity, list(kept), made), ("this build", [TEXTS[0]], b""))
 
     def test_another_build_s_file_or_a_damaged_one_is_parsed_again(self):
         made = self.cache()
         for text in TEXTS:
             made.parse(text)
-        _, kept = marshal.loads(made.data())
+        _, kept, _ = marshal.loads(made.data())
         lied = {text: marshal.dumps({"forged": True}) for text in TEXTS}
         damaged = dict(kept)
         damaged[TEXTS[1]] = b"\xff not marshal"
         for label, data, identity in (
-                ("another build", marshal.dumps(("this build", lied)), "another build"),
+                ("another build", marshal.dumps(("this build", lied, b"")), "another build"),
                 ("not marshal", b"\x00garbage", "this build"),
-                ("not a pair", marshal.dumps(["this build"]), "this build"),
-                ("a damaged entry", marshal.dumps(("this build", damaged)), "this build")):
+                ("not a triple", marshal.dumps(["this build"]), "this build"),
+                ("the form before made()", marshal.dumps(("this build", lied)), "this build"),
+                ("a damaged entry", marshal.dumps(("this build", damaged, b"")),
+                 "this build")):
             with self.subTest(label):
                 cache = self.cache(data, identity)
                 self.assertEqual([cache.parse(t) for t in TEXTS],
                                  [mj.parse_subset(t) for t in TEXTS])
                 self.assertIsNotNone(cache.data())    # written again, whole
+
+    def test_what_made_gave_is_kept_and_carried_over_unread(self):
+        calls = []
+
+        def make(text):
+            calls.append(text)
+            return text.upper()
+        first = self.cache()
+        first.parse(TEXTS[0])
+        self.assertEqual([first.made(t, make) for t in ("é a", "ß b")], ["É A", "SS B"])
+        second = self.cache(first.data())
+        self.assertEqual(second.made("é a", make), "É A")     # kept: not made again
+        self.assertEqual(calls, ["é a", "ß b"])
+        second.parse(TEXTS[0])
+        _, _, made = marshal.loads(second.data())                # only what was asked
+        self.assertEqual(marshal.loads(made), {"é a": "É A"})
+        # a process that never asks (an owner) keeps them as it read them
+        owner = self.cache(first.data())
+        owner.parse(TEXTS[0])
+        self.assertIsNone(owner.data())
+        owner.parse(TEXTS[1])
+        self.assertEqual(marshal.loads(owner.data())[2], marshal.loads(first.data())[2])
+        # a damaged whole is made again; a value not a text too
+        for label, made in (("damaged", b"\xff"), ("not a text",
+                                                   marshal.dumps({"é a": 1}))):
+            with self.subTest(label):
+                cache = self.cache(marshal.dumps(("this build", {}, made)))
+                self.assertEqual(cache.made("é a", str.upper), "É A")
+        # a stopped cache (a large layer) makes each time and keeps nothing
+        stopped = self.cache(first.data())
+        stopped.stop()
+        self.assertEqual(stopped.made("é a", make), "É A")
+        self.assertEqual(calls, ["é a", "ß b", "é a"])
+
+    def test_a_cold_hook_s_term_index_through_the_cache_equals_one_without(self):
+        repo = support.make_repo(self, files={RULE_PATH: (
+            "---\nid: project.one\nversion: 1\ntitle: Règle — une\ndescription: Ça « marche »"
+            "\n---\n\nStraße, naïve — ﬁne; ΣΑΣ\n")})
+        plain = mj.first_generation(repo, "vcs", mj.Counters())[0]
+        made = self.cache()
+        gen = mj.read_generation(repo, "vcs", mj.Counters(), trees=made)[0]
+        gen.trees = made
+        kept = self.cache(made.data())
+        again = mj.read_generation(repo, "vcs", mj.Counters(), trees=kept)[0]
+        again.trees = kept
+        indexes = [mj.term_index(g) for g in (plain, gen, again)]
+        self.assertTrue(made.made_kept)                  # fields past ASCII were kept
+        self.assertEqual(kept.made_kept, made.made_kept)
+        self.assertEqual(len({(i.text, tuple(i.lengths)) for i in indexes}), 1)
+        for query in ("strasse", "regle une", "σας", "fine", "ça marche"):
+            hits = [[(score, obj.uri) for score, obj in mj.ranked_hits(g, query, None)]
+                    for g in (plain, again)]
+            self.assertEqual(hits[0], hits[1], query)
+            self.assertTrue(hits[0], query)
 
     def test_an_index_through_the_cache_equals_one_without(self):
         repo = support.make_repo(self)
@@ -185,13 +241,13 @@ class KeptTreesTest(unittest.TestCase):
         """The kept file with the rule's front matter tree saying `title` (the same build's
         identity): what the next start serves, if it reads the file."""
         with open(path, "rb") as handle:
-            identity, kept = marshal.loads(handle.read())
+            identity, kept, made = marshal.loads(handle.read())
         front = [text for text in kept if text.startswith("id: project.one\n")]
         self.assertEqual(len(front), 1, list(kept))
         tree = marshal.loads(kept[front[0]])
         tree["title"] = title
         kept[front[0]] = marshal.dumps(tree)
-        return marshal.dumps((identity, kept))
+        return marshal.dumps((identity, kept, made))
 
     def test_an_owner_keeps_the_trees_and_the_next_one_reads_them(self):
         title, _ = self.owner_title()
@@ -223,7 +279,7 @@ class KeptTreesTest(unittest.TestCase):
         self.assertEqual(self.owner_title()[0], "Edited")
         (path,) = self.kept()
         with open(path, "rb") as handle:
-            _, kept = marshal.loads(handle.read())
+            _, kept, _ = marshal.loads(handle.read())
         titles = [marshal.loads(tree).get("title") for tree in kept.values()]
         self.assertIn("Edited", titles)
         self.assertNotIn("One", titles)            # a text no longer read is dropped
