@@ -101,11 +101,15 @@ _module.exit_with(_module.main())
 # sys.argv[1]; import majordomus_hook' ARCHIVE hook ...` finds it by zipimport (the
 # folder the client runs in is no longer on the path) and runs the entry point as `python3
 # -S ARCHIVE hook ...` would.
+#
+# Both small members are also in the archive compiled (__main__.pyc, majordomus_hook.pyc,
+# as majordomus.pyc is: hash-based, unchecked), which zipimport and runpy take where the
+# interpreter's magic number is theirs: a process's first compile() costs it about 1 ms.
 HOOK = b"""import sys
 
 del sys.argv[0]                  # ['-c', ARCHIVE, 'hook', ...]: as the archive's argv
 _main = __loader__.archive + "/" + __loader__.prefix + "__main__.py"
-exec(compile(__loader__.get_data(_main), _main, "exec"),
+exec(__loader__.get_code("__main__"),
      {"__name__": "__main__", "__file__": _main, "__loader__": __loader__,
       "__builtins__": __builtins__})
 """
@@ -144,6 +148,8 @@ def entries():
     found["majordomus.pyc"] = bytecode(source)
     found["majordomus-hook.pyc"] = child("--door", source)
     found["majordomus_hook.py"] = HOOK
+    found["__main__.pyc"] = child("--small=__main__.py", MAIN)
+    found["majordomus_hook.pyc"] = child("--small=majordomus_hook.py", HOOK)
     found["share/shipped.marshal"] = child("--shipped", b"")
     for folder, suffixes in (("schema", (".yaml",)), ("share/allow", (".txt",)),
                              ("share/ui", (".css", ".js"))):
@@ -180,6 +186,14 @@ def shipped():
     sys.path.insert(0, HERE)
     import majordomus
     return marshal.dumps(majordomus.read_shipped(), 2)
+
+
+def small(source, name):
+    """The pyc of a small member (__main__.py, majordomus_hook.py), hash-based and
+    unchecked."""
+    return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
+            + importlib.util.source_hash(source)
+            + marshal.dumps(compile(source, name, "exec", dont_inherit=True)))
 
 
 def compiled(source):
@@ -503,6 +517,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:] == ["--door"]:         # the child entries() runs: source in, door out
         sys.stdout.buffer.write(door(sys.stdin.buffer.read()))
+        sys.exit(0)
+    if sys.argv[1:2] and sys.argv[1].startswith("--small="):    # entries()'s child
+        sys.stdout.buffer.write(small(sys.stdin.buffer.read(), sys.argv[1][len("--small="):]))
         sys.exit(0)
     if sys.argv[1:] == ["--shipped"]:      # the child entries() runs: the data already read
         sys.stdout.buffer.write(shipped())
