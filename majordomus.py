@@ -4699,6 +4699,8 @@ def _word_char(char):
 def _folded_char(char):
     """A character case-folded (str.casefold folds each alone), then each of what it
     became that is no letter or digit a space."""
+    if char.isascii():
+        return char.lower() if char.isalnum() else " "
     return "".join(part if part.isalnum() else " " for part in char.casefold())
 
 
@@ -15314,8 +15316,8 @@ def run_peers(options):
 
 HOOK_SECONDS = 2.0        # a hook that has not answered by then adds nothing (§30)
 # What the archive's door (hook_door) read before it handed a hook over to the module loaded
-# whole: (the input's bytes, the lock its watchdog honours, (the root, the git listing it
-# started there) or None); set by the entry point.
+# whole: (the input's bytes, the lock its watchdog honours, (the root, the arguments of
+# hook.deliver, the git listing it started there) or None); set by the entry point.
 HOOK_LEFT = None
 
 
@@ -15333,18 +15335,25 @@ def run_hook(options):
         write_stdout(json_pretty(hook_config(client, "--guard" in options.flags)) + "\n")
         return EXIT_OK
     if HOOK_LEFT is not None:
-        data, writing, listed = HOOK_LEFT
+        data, writing, handed = HOOK_LEFT
         _hook_log_off()
     else:
-        data, writing, listed = None, _hook_quiet(), None
+        data, writing, handed = None, _hook_quiet(), None
     answer, why, prepared = None, None, None
     try:
-        prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
-                                 else data)
-        if data is None:
-            answer = _hook_warm(prepared)
+        listing = None
+        if handed is not None:           # what the door found: no owner answers for the root
+            prepared = _HookAsk()
+            prepared.trees = None
+            prepared.root, prepared.arguments, listing = handed
+            prepared.folder, prepared.why = open_lease_folder()
+        else:
+            prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
+                                     else data)
+            if data is None:
+                answer = _hook_warm(prepared)
         if answer is None:
-            answer = _hook_cold(prepared, listed)
+            answer = _hook_cold(prepared, listing)
     except Fatal as exc:
         why = exc.message
     except CapabilityError as exc:
@@ -15384,7 +15393,8 @@ def hook_door(args):
         call = _hook_prepare(options, data)
         answer = _hook_warm(call)
         if answer is None:
-            return data, writing, (call.root, git_started(call.root, *LS_FILES))
+            return data, writing, (call.root, call.arguments,
+                                   git_started(call.root, *LS_FILES))
     except Fatal as exc:
         why = exc.message
     except Exception:  # the module says it (once more, on an index of its own)
@@ -15492,15 +15502,9 @@ def _hook_warm(call):
     return answer
 
 
-def _hook_cold(call, listed=None):
-    """The HookAnswer from an index of this process's own, with a file's memory. `listed`:
-    (root, the git listing the door started for it), or None."""
-    listing = None
-    if listed is not None:
-        root, listing = listed
-        if root != call.root:
-            listing()                    # (reaped)
-            listing = None
+def _hook_cold(call, listing=None):
+    """The HookAnswer from an index of this process's own, with a file's memory. `listing`:
+    the git listing of the root the door started, or None."""
     call.trees = tree_cache(call.folder, call.root)
     gen = read_generation(call.root, "vcs", Counters(), trees=call.trees,
                           listing=listing)[0]
