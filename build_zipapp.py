@@ -188,12 +188,16 @@ def shipped():
     return marshal.dumps(majordomus.read_shipped(), 2)
 
 
-def small(source, name):
-    """The pyc of a small member (__main__.py, majordomus_hook.py), hash-based and
-    unchecked."""
+def pyc(source, data):
+    """A hash-based, unchecked pyc (PEP 552 header, flags 0b01) of `source`, whose code,
+    marshalled, is `data`."""
     return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
-            + importlib.util.source_hash(source)
-            + marshal.dumps(compile(source, name, "exec", dont_inherit=True)))
+            + importlib.util.source_hash(source) + data)
+
+
+def small(source, name):
+    """The pyc of a small member (__main__.py, majordomus_hook.py)."""
+    return pyc(source, marshal.dumps(compile(source, name, "exec", dont_inherit=True)))
 
 
 def compiled(source):
@@ -207,8 +211,7 @@ def compiled(source):
     held += strings_in(code)
     data = marshal.dumps(code)
     del held
-    return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
-            + importlib.util.source_hash(source) + data)
+    return pyc(source, data)
 
 
 # The sections of majordomus.py whose functions an `mcp` start does not run: search, the
@@ -301,8 +304,7 @@ def door(source):
     held = list(strings_in(code))
     data = marshal.dumps(code)
     del held
-    return (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")
-            + importlib.util.source_hash(source) + data)
+    return pyc(source, data)
 
 
 def bound_inside(node):

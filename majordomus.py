@@ -4660,10 +4660,11 @@ def _fold(term):
 
 
 # A text's words are found with str and bytes methods, not `re`: importing it and compiling
-# the patterns cost a hook that builds its own index a fifth of its time (§30). A class
-# string holds each character of a text, one for one, as a table says (bytes.translate's,
-# for ASCII) and each character past ASCII that a test picks out as a mark: its words are
-# then a str.split away, and a position in it is one in the text.
+# the patterns cost a hook that builds its own index a fifth of its time (§30). recoded()
+# writes each character of a text as one function says: the ASCII ones through a table made
+# from it (bytes.translate), the few others by str.replace. Where that function gives one
+# character for one, the result is a class string: its words are a str.split away, and a
+# position in it is one in the text.
 _ASCII_BYTES = bytes(range(128))
 _TABLES = {}              # name -> bytes.translate's table, made on first use
 
@@ -4813,7 +4814,6 @@ def _normalised(text):
         return text.encode("ascii").translate(_table("folded", _folded_char)).decode("ascii")
     # str.casefold folds each character alone: the few past ASCII are folded, not the text
     return _collapse(recoded(text, "folded", _folded_char))
-
 
 
 ARRAY_OVER = 2000        # objects: a smaller TermIndex keeps its numbers in lists
@@ -15376,9 +15376,10 @@ def hook_door(args):
     command line, the root, the lease, one request to the owner, the output), since
     loading the module costs a hook more than its answer. For `hook` with a live owner for
     its root: the answer printed (or why there is none), and the exit code; None for any
-    other command line (the module does it all); else (the input read, the watchdog's lock)
-    for the module's run_hook to answer from an index of its own (HOOK_LEFT), with the
-    git listing it will need already started (git then runs while the module loads)."""
+    other command line (the module does it all); else (the input read, the watchdog's lock,
+    what it found: the root, hook.deliver's arguments and the git listing the module will
+    need, already started, so that git runs while the module loads) for the module's
+    run_hook to answer from an index of its own (HOOK_LEFT)."""
     try:
         options, _ = parse_args(args)
     except Exception:  # a usage error, a number over its bound: the module says it
@@ -15735,7 +15736,6 @@ def main(argv=None):
         log(DEBUG, "unexpected failure", traceback=_traceback_text())
         write_stderr("majordomus: internal error: %s: %s\n" % (type(exc).__name__, exc))
         return EXIT_INTERNAL
-
 
 
 def exit_with(code):

@@ -292,3 +292,58 @@ class FoldedTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.decode().split(), ["True", "['rul',", "'rul',", "'rul']",
                                                       "False"])
+
+
+class EntryMembersTest(unittest.TestCase):
+    """The archive's two small entry members come compiled too (__main__.pyc,
+    majordomus_hook.pyc: a process's first compile() costs about 1 ms): each holds exactly
+    its source's code under a hash-based header; where the interpreter's magic number is
+    another, zipimport and runpy compile the source, and the archive answers the same."""
+
+    @classmethod
+    def setUpClass(cls):
+        support.require_archive()
+        with zipfile.ZipFile(support.PYZ) as archive:
+            cls.entries = [(info, archive.read(info)) for info in archive.infolist()]
+        cls.members = {info.filename: data for info, data in cls.entries}
+
+    def test_each_holds_its_source_s_code(self):
+        import importlib.util
+        for name in ("__main__", "majordomus_hook"):
+            with self.subTest(member=name):
+                source, data = self.members[name + ".py"], self.members[name + ".pyc"]
+                self.assertEqual(data[4:8], (1).to_bytes(4, "little"))   # hash-based, unchecked
+                self.assertEqual(data[8:16], importlib.util.source_hash(source))
+                if data[:4] != importlib.util.MAGIC_NUMBER:
+                    continue                     # another interpreter's: compiled from source
+                self.assertEqual(marshal.loads(data[16:]),
+                                 compile(source, name + ".py", "exec", dont_inherit=True))
+
+    def test_another_magic_number_falls_back_to_the_source(self):
+        scratch = tempfile.mkdtemp(prefix="mj-entry-")
+        self.addCleanup(shutil.rmtree, scratch, True)
+        foreign = os.path.join(scratch, "foreign.pyz")
+        with zipfile.ZipFile(foreign, "w") as archive:
+            for info, data in self.entries:
+                if info.filename in ("__main__.pyc", "majordomus_hook.pyc"):
+                    data = b"\x00\x00\r\n" + data[4:]     # a magic number no CPython has
+                archive.writestr(info, data)
+        repo = support.make_repo(self)
+        path = os.path.join(repo, ".ai", "repo", "rules", "project", "new-rule.v1.md")
+        event = json.dumps({"session_id": None, "cwd": repo, "hook_event_name": "PreToolUse",
+                            "tool_name": "Write", "tool_input": {"file_path": path}}
+                           ).encode("utf-8")       # (no session: each run says it all)
+        answers = []
+        for pyz in (support.PYZ, foreign):
+            version = subprocess.run([support.PYTHON, pyz, "--version"], cwd=repo,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=support.base_env(), timeout=60)
+            hook = subprocess.run([support.PYTHON, "-S", "-c", mj.HOOK_IMPORT, pyz, "hook",
+                                   "--client", "claude-code"], cwd=repo, input=event,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=support.base_env(), timeout=60)
+            self.assertEqual((version.returncode, hook.returncode, hook.stderr), (0, 0, b""))
+            answers.append((version.stdout, json.loads(hook.stdout.decode("utf-8"))))
+        self.assertEqual(answers[0], answers[1])
+        self.assertIn(b"majordomus", answers[0][0])
+        self.assertEqual(answers[0][1]["hookSpecificOutput"]["hookEventName"], "PreToolUse")
