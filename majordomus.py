@@ -15740,7 +15740,7 @@ def main(argv=None):
 
 def exit_with(code):
     """End the process with `code`: a hook's (§30) at once, once what it printed is flushed,
-    since tearing down the index it built costs a client some 2.5 ms more at every edit;
+    since tearing down the index it built costs a client 2.5-3 ms more at every edit;
     any other command's through sys.exit (its threads joined, its files closed)."""
     if sys.argv[1:2] == ["hook"]:
         for stream in (sys.stdout, sys.stderr):
