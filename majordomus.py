@@ -15343,10 +15343,8 @@ def run_hook(options):
     try:
         listing = None
         if handed is not None:           # what the door found: no owner answers for the root
-            prepared = _HookAsk()
-            prepared.trees = None
-            prepared.root, prepared.arguments, listing = handed
-            prepared.folder, prepared.why = open_lease_folder()
+            root, arguments, listing = handed
+            prepared = _HookAsk(root, arguments, asking=False)
         else:
             prepared = _hook_prepare(options, _read_input(HOOK_INPUT + 1) if data is None
                                      else data)
@@ -15450,9 +15448,16 @@ def _hook_watchdog(writing):
 
 class _HookAsk:
     """A hook's input, checked, with its root and what hook.deliver is asked; the lease
-    directory and the live owner's lease (None: none live)."""
+    directory and the live owner's lease (None: none live, or `asking` False: the door
+    already found none)."""
 
     __slots__ = ("root", "arguments", "folder", "why", "fields", "trees")
+
+    def __init__(self, root, arguments, asking=True):
+        self.root, self.arguments, self.trees = root, arguments, None
+        self.folder, self.why = open_lease_folder()
+        self.fields = live_lease(self.folder, root) if asking and (
+            self.folder is not None) else None
 
 
 def _hook_prepare(options, data):
@@ -15466,10 +15471,8 @@ def _hook_prepare(options, data):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Fatal(EXIT_OK, "the hook's input is not UTF-8")
-    call = _HookAsk()
-    call.trees = None
-    call.root = find_root(options.get("--repo", "."))
-    call.arguments = arguments = {"input": text}
+    root = find_root(options.get("--repo", "."))
+    arguments = {"input": text}
     if options.get("--client") is not None:
         arguments["client"] = options.get("--client")
     for key in ("budget_lines", "budget_chars"):
@@ -15479,9 +15482,7 @@ def _hook_prepare(options, data):
         arguments["guard"] = True
     if '"tool_input"' in text or '"SessionStart"' in text:
         arguments["ancestors"] = ancestor_pids()     # whose claims are the hook's own
-    call.folder, call.why = open_lease_folder()
-    call.fields = live_lease(call.folder, call.root) if call.folder is not None else None
-    return call
+    return _HookAsk(root, arguments)
 
 
 def _hook_warm(call):
