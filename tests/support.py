@@ -461,6 +461,18 @@ class McpSession(object):
     def stderr(self):
         return b"".join(self._err).decode("utf-8", "replace")
 
+    def wait_stderr(self, text, timeout=READ_TIMEOUT):
+        """The log so far, once it holds `text`: the thread that reads it may lag behind
+        what the process wrote before its answers (a loaded machine showed this)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            err = self.stderr()
+            if text in err:
+                return err
+            if time.monotonic() > deadline:
+                raise AssertionError("no %r in the log within %ss:\n%s" % (text, timeout, err))
+            time.sleep(0.02)
+
     def send_raw(self, data):
         self.proc.stdin.write(data)
         self.proc.stdin.flush()

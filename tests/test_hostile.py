@@ -843,7 +843,7 @@ class BrokenStartTest(unittest.TestCase):
                 self.assertIs(result["isError"], True, result)
                 self.assertEqual(result["content"][0]["text"], refusal)
         self.assertEqual(c.result("prompts/list"), {"prompts": []})
-        self.assertIn("the layer cannot be read", c.s.stderr())
+        c.s.wait_stderr("the layer cannot be read")
         # fixed: generation 1 is built, and the client is told
         mark = c.mark()
         support.write(repo, MANIFEST, GOOD_MANIFEST)

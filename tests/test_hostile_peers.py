@@ -83,7 +83,7 @@ class StoppedPeerTest(SharedCase):
         self.wait_until("the stopped bridge dropped from the board", lambda: [
             p["client"] for p in self.tool(c, "majordomus_peers")["peers"]] == [
             "alpha", "gamma"])
-        self.assertIn("a session missed the write deadline; dropped", a.stderr())
+        a.wait_stderr("a session missed the write deadline; dropped")
         # The layer changes: the owner's own client and the other bridge see it.
         with open(os.path.join(self.repo, RULE_PATH), "w", encoding="utf-8") as handle:
             handle.write(rule("one", "One, edited"))

@@ -1132,8 +1132,7 @@ class NoLayerTest(unittest.TestCase):
         answer, _ = c.rpc("resources/read", {"uri": REPOSITORY_URI})
         self.assertEqual(answer["error"]["message"], refusal)
         self.assertEqual(c.result("prompts/list"), {"prompts": []})
-        err = c.s.stderr()
-        self.assertIn("not shared: no AI layer here", err)     # alone, said at info (§27)
+        err = c.s.wait_stderr("not shared: no AI layer here")  # alone, said at info (§27)
         self.assertNotIn("Traceback", err)
         # idle, it costs next to nothing: a stat a folder a second
         before = cpu_seconds(c.s.proc.pid)

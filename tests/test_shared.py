@@ -170,12 +170,7 @@ class SharedCase(unittest.TestCase):
         return s
 
     def wait_log(self, s, text, timeout=support.READ_TIMEOUT):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if text in s.stderr():
-                return
-            time.sleep(0.02)
-        self.fail("no %r in the log within %ss:\n%s" % (text, timeout, s.stderr()))
+        s.wait_stderr(text, timeout)
 
     def owner(self, name="alpha", **kwargs):
         s = self.spawn(name, **kwargs)
@@ -390,7 +385,7 @@ class TakeoverTest(SharedCase):
         self.assertIsNone(a.proc.poll())
         self.assertEqual(b.close(), 0, b.stderr())
         self.assertEqual(a.proc.wait(15), 0, a.stderr())
-        self.assertIn("the last bridge left; stopping", a.stderr())
+        self.wait_log(a, "the last bridge left; stopping")
         self.assertFalse(os.path.exists(self.lease_path()))
 
     def test_an_owner_ends_at_once_and_quietly(self):
@@ -820,7 +815,7 @@ class SameAnswersTest(SharedCase):
                 got.append(s.recv_line())
             self.assertEqual(s.proc.wait(15), 0, s.stderr())
             answers[name] = got
-        self.assertIn("attached to the shared server", bridge.stderr())
+        self.wait_log(bridge, "attached to the shared server")
         named = [line for line in answers["bridge"] if b" Also here: p1 (same);" in line]
         self.assertEqual(len(named), 3)       # two initialize answers, server/discover
         answers["bridge"] = [re.sub(rb' Also here: p1 \(same\);[^"]*"', b'"', line)
