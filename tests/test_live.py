@@ -542,7 +542,7 @@ class StaleTest(unittest.TestCase):
         counters = c.perf()
         self.assertEqual(counters["rebuilds_failed"], 1, counters)
         self.assertEqual(counters["index_builds"], 1, counters)
-        lines = [l for l in c.s.stderr().splitlines() if warning in l]
+        lines = [l for l in c.s.wait_stderr(warning).splitlines() if warning in l]
         self.assertEqual(len(lines), 1, c.s.stderr())
         self.assertRegex(lines[0], r" WARN ")
         self.assertIn("reason=", lines[0])

@@ -345,6 +345,8 @@ class TakeoverTest(SharedCase):
             self.assertEqual(note["params"]["_meta"],
                              {"io.modelcontextprotocol/subscriptionId": "listen-1"})
         # one took over, the other attached to it
+        support.wait_until("a takeover in a log", lambda: any(
+            "took over the shared server" in s.stderr() for s in (b, c)))
         took = [s for s in (b, c) if "took over the shared server" in s.stderr()]
         self.assertEqual(len(took), 1, b.stderr() + c.stderr())
         other = c if took[0] is b else b
