@@ -5013,8 +5013,6 @@ class TermIndex:
         did not, one str.find for each word of the text's first sixteenth that folds to
         it, and a look at the rest."""
         import operator
-        import re
-        from collections import Counter
         from itertools import compress, repeat
         text = self.text
         begins, ends = self._bounds()
@@ -5023,9 +5021,13 @@ class TermIndex:
         if whole:
             mask = bytearray(map((0).__le__, firsts))
         else:
-            sample = re.compile(re.escape(needle) + "[^ ]*").findall(text, 0, len(text) // 16)
-            sample += [text[i:text.find(" ", i + 1)] for i in firsts[:64] if i >= 0]
-            words = tuple(word + " " for word, _ in Counter(sample).most_common()
+            often = {}
+            for i, end in _word_spans(text, needle, 0, len(text) // 16):
+                word = text[i:end]
+                often[word] = often.get(word, 0) + 1
+            for word in [text[i:text.find(" ", i + 1)] for i in firsts[:64] if i >= 0]:
+                often[word] = often.get(word, 0) + 1
+            words = tuple(word + " " for word in sorted(often, key=often.get, reverse=True)
                           if fold_term(word[1:]) == term)     # the most frequent first
             mask = bytearray(map(text.startswith, repeat(words), firsts))   # (-1: the end)
             rest = list(compress(range(len(mask)), map(
@@ -5073,21 +5075,36 @@ class TermIndex:
             found, place) for place in dict.fromkeys(found)})
 
     def _scan(self, at, exact, prefixes):
-        """Every word of `exact` and every word beginning with a prefix, in one regex scan
-        of the text, into `at`."""
-        import re
-        parts = []
-        if exact:
-            parts.append(" (?:%s)(?= )" % "|".join(map(re.escape, exact)))
-        if prefixes:
-            parts.append(" (?:%s)[^ ]*" % "|".join(map(re.escape, prefixes)))
-        for match in re.finditer("|".join(parts), self.text):
-            word = match.group()[1:]
-            places = at.get(word)
-            if places is None:
-                at[word] = [match.start()]
-            else:
-                places.append(match.start())
+        """Every word of `exact` and every word beginning with a prefix, with where its
+        space begins it, into `at` (each word's places in text order): str.find over the
+        text a needle, no regular expression (its import alone costs a hook some 4 ms)."""
+        text, find = self.text, self.text.find
+        for word in exact:
+            needle = " %s " % word
+            i = find(needle)
+            if i >= 0:
+                places = at.setdefault(word, [])
+                while i >= 0:
+                    places.append(i)
+                    i = find(needle, i + len(needle) - 1)   # its closing space opens the next
+        for prefix in prefixes:
+            needle, size = " " + prefix, len(text)
+            i = find(needle)
+            while i >= 0:
+                stop = find(" ", i + len(needle))
+                if stop < 0:
+                    stop = size
+                word = text[i + 1:stop]
+                places = at.get(word)
+                if places is None:
+                    at[word] = [i]
+                else:
+                    places.append(i)
+                i = find(needle, stop)
+        if any(word.startswith(prefix) for prefix in prefixes for word in exact) or any(
+                a != b and a.startswith(b) for a in prefixes for b in prefixes):
+            for word, places in at.items():     # a word two needles found, counted once
+                at[word] = sorted(set(places))
 
     def weights_at(self, postings, positions):
         """[{position: weight}] of each posting at the positions asked (a dict posting is
@@ -5160,6 +5177,19 @@ def _prefix(term):
 def _needle(term):
     """What str.find looks for: the whole word, or how its words begin, after a space."""
     return " %s " % term if _whole(term) else " " + _prefix(term)
+
+
+def _word_spans(text, needle, start, end):
+    """(where, where its word ends) of each needle in text[start:end] (one that begins
+    with a space), the word running to the next space or to `end`: what a regex scan for
+    the needle and `[^ ]*` finds, found with str.find."""
+    i = text.find(needle, start, end)
+    while i >= 0:
+        stop = text.find(" ", i + len(needle), end)
+        if stop < 0:
+            stop = end
+        yield i, stop
+        i = text.find(needle, stop, end)
 
 
 def _places_by_term(at, terms):
@@ -5409,21 +5439,30 @@ def _pair_bonus(index, query, scores):
     """PAIR_BONUS for each two neighbouring words of the query (function words left out)
     that stand together in an object's text, inflected or not ("checkpoint interval",
     "regression tests"), in the PAIR_SCAN best hits."""
-    import re
     stopped = _stopped()
     words = [w for w in search_terms(query) if w not in stopped]
-    pairs = list(dict.fromkeys(zip(words, words[1:])))
+    pairs = [(" " + _prefix(a), _prefix(b)) for a, b in dict.fromkeys(zip(words, words[1:]))]
     if not pairs:
         return
-    patterns = [re.compile(" %s[^ ]* +%s" % (re.escape(_prefix(a)), re.escape(_prefix(b))))
-                for a, b in pairs]
     import heapq
     best = heapq.nsmallest(PAIR_SCAN, scores, key=lambda p: (-scores[p], index.objects[p].uri))
     begins, ends = index._bounds()
     for position in best:
-        found = sum(1 for pattern in patterns
-                    if pattern.search(index.text, begins[position], ends[position]))
+        found = sum(1 for first, second in pairs if _paired(
+            index.text, first, second, begins[position], ends[position]))
         scores[position] += PAIR_BONUS * found
+
+
+def _paired(text, first, second, begin, end):
+    """Whether text[begin:end] holds a word beginning with the needle `first`, then
+    spaces, then `second`: what a search for ` first[^ ]* +second` finds."""
+    for _, stop in _word_spans(text, first, begin, end):
+        after = stop
+        while after < end and text[after] == " ":
+            after += 1
+        if after > stop and text.startswith(second, after, end):
+            return True
+    return False
 
 
 def ranked_snippet(obj, terms):

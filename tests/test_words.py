@@ -102,5 +102,87 @@ class FinderTest(unittest.TestCase):
         self.assertGreater(self.check(layer_texts()), 100)
 
 
+# The search text's scans (§21): words of a few letters that share their beginnings, and
+# runs of spaces, so that needles meet, overlap and end at the text's end.
+SEARCH_WORDS = ["a", "ab", "abc", "abd", "b", "ba", "bab", "c", "cab", "\xe9t\xe9", "\xe9"]
+
+
+def search_texts(seed, count, longest=30):
+    rng = random.Random(seed)
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randrange(longest)):
+            parts.append(rng.choice(SEARCH_WORDS))
+            parts.append(rng.choice([" ", " ", " ", "  ", "\n", " \n "]))
+        text = "".join(parts)
+        yield text if rng.random() < 0.5 else text.rstrip()
+
+
+def scan_by_re(text, exact, prefixes):
+    """The scan as one regex did it before (TermIndex._scan)."""
+    parts = []
+    if exact:
+        parts.append(" (?:%s)(?= )" % "|".join(map(re.escape, exact)))
+    if prefixes:
+        parts.append(" (?:%s)[^ ]*" % "|".join(map(re.escape, prefixes)))
+    at = {}
+    for match in re.finditer("|".join(parts), text):
+        at.setdefault(match.group()[1:], []).append(match.start())
+    return at
+
+
+class SearchScanTest(unittest.TestCase):
+    """The scans of the search text that a prompt's ranking runs, each against the
+    regular expression it replaced: a needle and the word it begins, the common terms'
+    scan, and a pair of neighbouring words."""
+
+    def test_word_spans(self):
+        rng = random.Random(3)
+        for text in search_texts(4, 3000):
+            needle = " " + rng.choice(SEARCH_WORDS + [""])
+            start = rng.randrange(len(text) + 1)
+            end = rng.randrange(start, len(text) + 1)
+            ours = [text[i:e] for i, e in mj._word_spans(text, needle, start, end)]
+            theirs = re.compile(re.escape(needle) + "[^ ]*").findall(text, start, end)
+            self.assertEqual(ours, theirs, (text, needle, start, end))
+
+    def test_scan(self):
+        rng = random.Random(5)
+        holder = type("Holder", (), {})()
+        for text in search_texts(6, 3000):
+            exact = rng.sample(SEARCH_WORDS, rng.randrange(3))
+            prefixes = rng.sample(SEARCH_WORDS, rng.randrange(0 if exact else 1, 3))
+            holder.text = text
+            at = {}
+            mj.TermIndex._scan(holder, at, exact, prefixes)
+            theirs = scan_by_re(text, exact, prefixes)
+            self.assertEqual(at, theirs, (text, exact, prefixes))
+
+    def test_paired(self):
+        rng = random.Random(7)
+        seen = set()
+        for text in search_texts(8, 4000):
+            # (a query's "y" is a term whose prefix is empty)
+            a, b = rng.choice(SEARCH_WORDS + [""]), rng.choice(SEARCH_WORDS + [""])
+            start = rng.randrange(len(text) + 1)
+            end = rng.randrange(start, len(text) + 1)
+            ours = mj._paired(text, " " + a, b, start, end)
+            theirs = re.compile(" %s[^ ]* +%s" % (re.escape(a), re.escape(b))).search(
+                text, start, end) is not None
+            self.assertEqual(ours, theirs, (text, a, b, start, end))
+            seen.add(ours)
+        self.assertEqual(seen, {True, False})      # both answers were asked for
+
+    def test_cases_written_out(self):
+        spans = list(mj._word_spans(" ab abc  ab", " ab", 0, 11))
+        self.assertEqual(spans, [(0, 3), (3, 7), (8, 11)])
+        self.assertEqual(list(mj._word_spans(" abc", " ab", 0, 3)), [(0, 3)])
+        self.assertTrue(mj._paired(" abc   bd x", " ab", "b", 0, 11))
+        self.assertFalse(mj._paired(" abc bd", " ab", "b", 0, 5))      # b past the end
+        self.assertFalse(mj._paired(" abc", " ab", "c", 0, 4))         # no space between
+        self.assertFalse(mj._paired(" abc", " ab", "", 0, 4))          # nor after
+        self.assertTrue(mj._paired(" abc ", " ab", "", 0, 5))
+
+
 if __name__ == "__main__":
     unittest.main()
