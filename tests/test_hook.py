@@ -690,6 +690,20 @@ class PrintConfigTest(HookCase):
         self.assertIn("zipimport", imported)
         self.assertNotIn("majordomus_hook", imported)
         self.assertEqual(sorted({"runpy", "importlib.util", "contextlib"} & imported), [])
+        # a cold hook ranks a prompt without regular expressions (nor json, which loads re)
+        asked = fixture("claude-code", "user-prompt-submit", self.repo, "s-2",
+                        prompt="Write the alpha rule's test names as the checklist says")
+        p = subprocess.run([support.PYTHON, "-X", "importtime"] + command[1:], cwd=self.repo,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=support.base_env(self.env), timeout=30,
+                           input=json.dumps(asked).encode("utf-8"))
+        self.assertIn(RULE + "project.alpha@2", self.context(
+            subprocess.CompletedProcess(p.args, p.returncode, p.stdout, b""),
+            "UserPromptSubmit"))
+        imported = {line.rsplit("|", 1)[1].strip() for line in
+                    p.stderr.decode("utf-8").splitlines() if line.startswith("import time:")}
+        self.assertIn("zipimport", imported)
+        self.assertEqual(sorted({"re", "json", "runpy"} & imported), [])
 
     def test_a_person_s_mistake_is_a_usage_error(self):
         p = support.run(["hook", "--print-config", "vim"], self.repo)
