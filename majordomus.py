@@ -5079,6 +5079,7 @@ class TermIndex:
         space begins it, into `at` (each word's places in text order): str.find over the
         text a needle, no regular expression (its import alone costs a hook some 4 ms)."""
         text, find = self.text, self.text.find
+        exact, prefixes = list(dict.fromkeys(exact)), list(dict.fromkeys(prefixes))
         for word in exact:
             needle = " %s " % word
             i = find(needle)

@@ -150,8 +150,9 @@ class SearchScanTest(unittest.TestCase):
         rng = random.Random(5)
         holder = type("Holder", (), {})()
         for text in search_texts(6, 3000):
-            exact = rng.sample(SEARCH_WORDS, rng.randrange(3))
-            prefixes = rng.sample(SEARCH_WORDS, rng.randrange(0 if exact else 1, 3))
+            # (two terms may share a prefix: `policy` and `polic`)
+            exact = rng.choices(SEARCH_WORDS, k=rng.randrange(3))
+            prefixes = rng.choices(SEARCH_WORDS, k=rng.randrange(0 if exact else 1, 3))
             holder.text = text
             at = {}
             mj.TermIndex._scan(holder, at, exact, prefixes)
