@@ -5455,8 +5455,9 @@ def _pair_bonus(index, query, scores):
 
 
 def _paired(text, first, second, begin, end):
-    """Whether text[begin:end] holds a word beginning with the needle `first`, then
-    spaces, then `second`: what a search for ` first[^ ]* +second` finds."""
+    """Whether text[begin:end] holds a word beginning with the needle `first` (a space
+    and a prefix), then spaces, then `second`: what a search for `first[^ ]* +second`
+    finds."""
     for _, stop in _word_spans(text, first, begin, end):
         after = stop
         while after < end and text[after] == " ":
