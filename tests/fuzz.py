@@ -34,6 +34,7 @@ each failure, then `fuzz: N examples over T targets (seed S): F failures`. Every
 finds becomes a named regression test in tests/test_hostile.py (FuzzFoundTest).
 """
 import argparse
+import atexit
 import json
 import os
 import re
@@ -472,6 +473,7 @@ class Repository:
     def get(cls):
         if cls.root is None:
             cls.root = os.path.realpath(tempfile.mkdtemp(prefix="mj-fuzz-paths-"))
+            atexit.register(shutil.rmtree, cls.root, True)
             os.makedirs(os.path.join(cls.root, "src", "a"))
         return cls.root
 
