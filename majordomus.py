@@ -5089,19 +5089,13 @@ class TermIndex:
                     places.append(i)
                     i = find(needle, i + len(needle) - 1)   # its closing space opens the next
         for prefix in prefixes:
-            needle, size = " " + prefix, len(text)
-            i = find(needle)
-            while i >= 0:
-                stop = find(" ", i + len(needle))
-                if stop < 0:
-                    stop = size
+            for i, stop in _word_spans(text, " " + prefix, 0, len(text)):
                 word = text[i + 1:stop]
                 places = at.get(word)
                 if places is None:
                     at[word] = [i]
                 else:
                     places.append(i)
-                i = find(needle, stop)
         if any(word.startswith(prefix) for prefix in prefixes for word in exact) or any(
                 a != b and a.startswith(b) for a in prefixes for b in prefixes):
             for word, places in at.items():     # a word two needles found, counted once
